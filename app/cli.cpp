@@ -1,0 +1,112 @@
+#include "app/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "app/index/options.hpp"
+#include "app/info/options.hpp"
+#include "app/query/options.hpp"
+#include "core/error.hpp"
+
+namespace qmer::app {
+namespace {
+
+void setup_index(CLI::App& app, index_options& o) {
+    app.add_option("references", o.references,
+                   "Reference sequences: FASTA/FASTQ/GenBank/EMBL, plain, gzip or bgzf; '-' is stdin")
+        ->required();
+    app.add_option("-o,--output", o.output, "Index file to write")->required();
+    app.add_option("-k,--kmer", o.k, "k-mer length")->check(CLI::Range(1, 32))->capture_default_str();
+    app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
+        ->check(CLI::Range(1e-12, 0.5))
+        ->capture_default_str();
+    app.add_option("--filter", o.filter,
+                   "Filter kind: expandable, locally-locked, linear-probing, external-locks")
+        ->capture_default_str();
+    app.add_option("--expected", o.expected, "Expected distinct k-mers (0: unknown)")
+        ->capture_default_str();
+    app.add_option("--seed", o.seed, "Seed of the k-mer hash")->capture_default_str();
+    app.add_flag("--append", o.append, "Add the references to an existing expandable index");
+    app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
+    app.footer(
+        "Examples:\n"
+        "  qmer index -o lambda.qmer data/lambda_virus.fa.gz\n"
+        "  qmer index -k 25 --fpr 0.0001 -t 8 -o hosts.qmer human.fa.gz mouse.fa.gz\n"
+        "  qmer index --append -o hosts.qmer rat.fa.gz");
+}
+
+void setup_query(CLI::App& app, query_options& o) {
+    app.add_option("index", o.index, "Index built by 'qmer index'")->required();
+    app.add_option("reads", o.reads, "Reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'); "
+                                     "two files for paired reads")
+        ->required()
+        ->expected(1, 2);
+    app.add_option("-o,--output", o.output, "Per-read TSV (default: stdout)");
+    app.add_option("--summary", o.summary, "Write a JSON summary here");
+    app.add_option("--matched", o.matched, "Write matched reads here (FASTQ; .gz compresses)");
+    app.add_option("--unmatched", o.unmatched, "Write unmatched reads here (FASTQ; .gz compresses)");
+    app.add_option("--min-containment", o.min_containment,
+                   "Call a read when hits/kmers reaches this fraction")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--min-hits", o.min_hits, "Call a read when it has at least this many hits")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
+        ->check(CLI::PositiveNumber);
+    app.add_flag("--interleaved", o.interleaved, "READS holds pairs, mate after mate");
+    app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
+    app.footer(
+        "Examples:\n"
+        "  qmer query lambda.qmer reads.fq.gz > verdicts.tsv\n"
+        "  qmer query -t 8 --summary s.json --unmatched clean.fq.gz hosts.qmer sample.fq.gz\n"
+        "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv");
+}
+
+void setup_info(CLI::App& app, info_options& o) {
+    app.add_option("index", o.index, "Index built by 'qmer index'")->required();
+    app.add_flag("--json", o.json, "Print JSON instead of text");
+    app.footer("Examples:\n  qmer info lambda.qmer\n  qmer info --json lambda.qmer");
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    CLI::App app{"qmer: screen sequencing reads against the k-mers of reference genomes, indexed in "
+                 "a concurrent expandable quotient filter",
+                 "qmer"};
+    app.set_version_flag("-V,--version", std::string("qmer ") + QMER_VERSION);
+    app.require_subcommand(1);
+    app.fallthrough(false);
+
+    index_options index;
+    query_options query;
+    info_options info;
+    auto* index_cmd = app.add_subcommand("index", "Build an index of the reference k-mers");
+    auto* query_cmd = app.add_subcommand("query", "Screen reads against an index");
+    auto* info_cmd = app.add_subcommand("info", "Describe an index");
+    setup_index(*index_cmd, index);
+    setup_query(*query_cmd, query);
+    setup_info(*info_cmd, info);
+
+    try {
+        app.parse(argc, argv);
+    } catch (CLI::CallForHelp const& e) {
+        return app.exit(e);
+    } catch (CLI::CallForAllHelp const& e) {
+        return app.exit(e);
+    } catch (CLI::CallForVersion const& e) {
+        return app.exit(e);
+    } catch (CLI::ParseError const& e) {
+        // One line, like every other qmer error, with a pointer to --help.
+        throw usage_error(std::string(e.what()) + " (see 'qmer --help')");
+    }
+
+    if (*index_cmd) run_index(index);
+    else if (*query_cmd) run_query(query);
+    else if (*info_cmd) run_info(info);
+    return exit_code::ok;
+}
+
+}  // namespace qmer::app

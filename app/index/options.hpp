@@ -1,0 +1,25 @@
+#pragma once
+// What `qmer index` needs, filled by the command line (app/cli.cpp) and read by run_index().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qmer::app {
+
+struct index_options {
+    std::vector<std::string> references;  // FASTA/FASTQ/GenBank/EMBL, compressed or not, or "-"
+    std::string output;                   // the index file
+    unsigned k = 31;
+    unsigned threads = 0;  // 0: all cores
+    double fpr = 0.001;    // false-positive bound per k-mer
+    std::string filter = "expandable";
+    uint64_t expected = 0;  // expected distinct k-mers; 0 = unknown
+    uint64_t seed = 0;      // XXH3 seed stored in the index
+    bool append = false;    // add references to an existing expandable index
+    bool quiet = false;
+};
+
+void run_index(index_options const& options);
+
+}  // namespace qmer::app

@@ -1,0 +1,102 @@
+#include "io/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace qmer::io {
+
+bool is_direct_output(std::string const& path) {
+    if (path == "-") return true;
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) return false;  // does not exist yet: a new regular file
+    return !S_ISREG(st.st_mode);
+}
+
+output_file::output_file(std::string path) : path_(std::move(path)) {
+    if (path_ == "-") {
+        file_ = stdout;
+        owns_stream_ = false;
+        direct_ = true;
+        written_ = "<stdout>";
+        return;
+    }
+    if (is_direct_output(path_)) {
+        direct_ = true;
+        written_ = path_;
+        file_ = std::fopen(path_.c_str(), "wb");
+        if (!file_) fail("cannot open for writing");
+        return;
+    }
+    std::filesystem::path const final_path(path_);
+    std::string const folder = final_path.has_parent_path() ? final_path.parent_path().string() : ".";
+    std::string templ = (std::filesystem::path(folder) /
+                         ("." + final_path.filename().string() + ".qmer-tmp-XXXXXX"))
+                            .string();
+    int const fd = ::mkstemp(templ.data());
+    if (fd < 0) fail("cannot create a file in folder '" + folder + "'");
+    // mkstemp creates 0600; give the final file the usual permissions (umask applies).
+    mode_t const mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+    written_ = templ;
+    file_ = ::fdopen(fd, "wb");
+    if (!file_) {
+        ::close(fd);
+        ::unlink(written_.c_str());
+        fail("cannot open for writing");
+    }
+}
+
+output_file::~output_file() {
+    if (!done_) discard();
+}
+
+void output_file::write(void const* data, size_t size) {
+    if (size == 0) return;
+    if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
+}
+
+void output_file::commit() {
+    if (done_) return;
+    if (std::fflush(file_) != 0) fail("write failed");
+    if (owns_stream_) {
+        std::FILE* f = file_;
+        file_ = nullptr;
+        if (std::fclose(f) != 0) {
+            done_ = true;
+            if (!direct_) ::unlink(written_.c_str());
+            fail("closing failed");
+        }
+    }
+    if (!direct_ && std::rename(written_.c_str(), path_.c_str()) != 0) {
+        int const err = errno;
+        ::unlink(written_.c_str());
+        done_ = true;
+        throw output_error("'" + path_ + "': cannot rename the finished file into place: " +
+                           std::strerror(err));
+    }
+    done_ = true;
+}
+
+void output_file::discard() noexcept {
+    if (done_) return;
+    done_ = true;
+    if (file_ && owns_stream_) std::fclose(file_);
+    file_ = nullptr;
+    if (!direct_ && !written_.empty()) ::unlink(written_.c_str());
+}
+
+void output_file::fail(std::string_view what) {
+    int const err = errno;
+    discard();
+    throw output_error("'" + path_ + "': " + std::string(what) +
+                       (err ? std::string(": ") + std::strerror(err) : std::string()));
+}
+
+}  // namespace qmer::io

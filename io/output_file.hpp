@@ -1,0 +1,53 @@
+#pragma once
+// An output that never leaves a half-written file under its final name (DESIGN.md, errors).
+//
+// A regular-file path (existing or new) is written to a temporary file in the same folder and renamed
+// into place by commit(); destroying an output_file that was not committed removes the temporary.
+// "-" means stdout. Paths that exist and are not regular files (/dev/null, /dev/stdout, a named pipe)
+// are written directly and never replaced: qmer runs as root in containers, and a rename onto a device
+// path would replace the device. Every write and the final close are checked; a failure throws
+// output_error naming the file.
+
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace qmer::io {
+
+class output_file {
+public:
+    explicit output_file(std::string path);
+    output_file(output_file const&) = delete;
+    output_file& operator=(output_file const&) = delete;
+    ~output_file();
+
+    void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+    void write(void const* data, size_t size);
+    // Flushes, closes and (for a regular file) renames the temporary into place. Throws on failure.
+    void commit();
+    // Removes the temporary, if any; safe to call twice. Called by the destructor when not committed.
+    void discard() noexcept;
+
+    std::string const& path() const noexcept { return path_; }
+    // The file being written now: the temporary for a regular file, else the path itself.
+    std::string const& written_path() const noexcept { return written_; }
+    bool is_direct() const noexcept { return direct_; }
+    std::FILE* stream() noexcept { return file_; }
+
+private:
+    [[noreturn]] void fail(std::string_view what);
+
+    std::string path_;
+    std::string written_;
+    std::FILE* file_ = nullptr;
+    bool direct_ = false;
+    bool owns_stream_ = true;
+    bool done_ = false;
+};
+
+// True for "-" and for paths that exist and are not regular files (devices, pipes, sockets).
+bool is_direct_output(std::string const& path);
+
+}  // namespace qmer::io
