@@ -13,11 +13,14 @@ namespace qmer::app {
 namespace {
 
 void setup_index(CLI::App& app, index_options& o) {
-    app.add_option("references", o.references,
-                   "Reference sequences: FASTA/FASTQ/GenBank/EMBL, plain, gzip or bgzf; '-' is stdin")
+    app.add_option(
+           "references", o.references,
+           "Reference sequences: FASTA/FASTQ/GenBank/EMBL, plain, gzip or bgzf; '-' is stdin")
         ->required();
     app.add_option("-o,--output", o.output, "Index file to write")->required();
-    app.add_option("-k,--kmer", o.k, "k-mer length")->check(CLI::Range(1, 32))->capture_default_str();
+    app.add_option("-k,--kmer", o.k, "k-mer length")
+        ->check(CLI::Range(1, 32))
+        ->capture_default_str();
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
         ->check(CLI::PositiveNumber);
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
@@ -40,14 +43,16 @@ void setup_index(CLI::App& app, index_options& o) {
 
 void setup_query(CLI::App& app, query_options& o) {
     app.add_option("index", o.index, "Index built by 'qmer index'")->required();
-    app.add_option("reads", o.reads, "Reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'); "
-                                     "two files for paired reads")
+    app.add_option("reads", o.reads,
+                   "Reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'); "
+                   "two files for paired reads")
         ->required()
         ->expected(1, 2);
     app.add_option("-o,--output", o.output, "Per-read TSV (default: stdout)");
     app.add_option("--summary", o.summary, "Write a JSON summary here");
     app.add_option("--matched", o.matched, "Write matched reads here (FASTQ; .gz compresses)");
-    app.add_option("--unmatched", o.unmatched, "Write unmatched reads here (FASTQ; .gz compresses)");
+    app.add_option("--unmatched", o.unmatched,
+                   "Write unmatched reads here (FASTQ; .gz compresses)");
     app.add_option("--min-containment", o.min_containment,
                    "Call a read when hits/kmers reaches this fraction")
         ->check(CLI::Range(0.0, 1.0));
@@ -73,9 +78,10 @@ void setup_info(CLI::App& app, info_options& o) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
-    CLI::App app{"qmer: screen sequencing reads against the k-mers of reference genomes, indexed in "
-                 "a concurrent expandable quotient filter",
-                 "qmer"};
+    CLI::App app{
+        "qmer: screen sequencing reads against the k-mers of reference genomes, indexed in "
+        "a concurrent expandable quotient filter",
+        "qmer"};
     app.set_version_flag("-V,--version", std::string("qmer ") + QMER_VERSION);
     app.require_subcommand(1);
     app.fallthrough(false);
@@ -103,9 +109,12 @@ int run_cli(int argc, char** argv) {
         throw usage_error(std::string(e.what()) + " (see 'qmer --help')");
     }
 
-    if (*index_cmd) run_index(index);
-    else if (*query_cmd) run_query(query);
-    else if (*info_cmd) run_info(info);
+    if (*index_cmd)
+        run_index(index);
+    else if (*query_cmd)
+        run_query(query);
+    else if (*info_cmd)
+        run_info(info);
     return exit_code::ok;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The few named error types of qmer. Each is thrown where the problem is found, with a message that
-// names the file (and record) when there is one, and caught once in app/main.cpp, which prints it as
-// one line and maps its type to an exit code (see exit_code()).
+// names the file (and record) when there is one, and caught once in app/main.cpp, which prints it
+// as one line and maps its type to an exit code (see exit_code()).
 
 #include <stdexcept>
 #include <string>

@@ -13,7 +13,7 @@ namespace qmer::io {
 
 bool is_direct_output(std::string const& path) {
     if (path == "-") return true;
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return false;  // does not exist yet: a new regular file
     return !S_ISREG(st.st_mode);
 }
@@ -34,10 +34,12 @@ output_file::output_file(std::string path) : path_(std::move(path)) {
         return;
     }
     std::filesystem::path const final_path(path_);
-    std::string const folder = final_path.has_parent_path() ? final_path.parent_path().string() : ".";
-    std::string templ = (std::filesystem::path(folder) /
-                         ("." + final_path.filename().string() + ".qmer-tmp-XXXXXX"))
-                            .string();
+    std::string const folder =
+        final_path.has_parent_path() ? final_path.parent_path().string() : ".";
+    // A hidden name beside the final one: same file system, so rename() is atomic.
+    std::string hidden(".");
+    hidden.append(final_path.filename().string()).append(".qmer-tmp-XXXXXX");
+    std::string templ = (std::filesystem::path(folder) / hidden).string();
     int const fd = ::mkstemp(templ.data());
     if (fd < 0) fail("cannot create a file in folder '" + folder + "'");
     // mkstemp creates 0600; give the final file the usual permissions (umask applies).
@@ -78,8 +80,8 @@ void output_file::commit() {
         int const err = errno;
         ::unlink(written_.c_str());
         done_ = true;
-        throw output_error("'" + path_ + "': cannot rename the finished file into place: " +
-                           std::strerror(err));
+        throw output_error("'" + path_ +
+                           "': cannot rename the finished file into place: " + std::strerror(err));
     }
     done_ = true;
 }

@@ -1,12 +1,13 @@
 #pragma once
 // An output that never leaves a half-written file under its final name (DESIGN.md, errors).
 //
-// A regular-file path (existing or new) is written to a temporary file in the same folder and renamed
-// into place by commit(); destroying an output_file that was not committed removes the temporary.
-// "-" means stdout. Paths that exist and are not regular files (/dev/null, /dev/stdout, a named pipe)
-// are written directly and never replaced: qmer runs as root in containers, and a rename onto a device
-// path would replace the device. Every write and the final close are checked; a failure throws
-// output_error naming the file.
+// A regular-file path (existing or new) is written to a temporary file in the same folder and
+// renamed into place by commit(); destroying an output_file that was not committed removes the
+// temporary.
+// "-" means stdout. Paths that exist and are not regular files (/dev/null, /dev/stdout, a named
+// pipe) are written directly and never replaced: qmer runs as root in containers, and a rename onto
+// a device path would replace the device. Every write and the final close are checked; a failure
+// throws output_error naming the file.
 
 #include <cstddef>
 #include <cstdio>
@@ -17,7 +18,7 @@
 namespace qmer::io {
 
 class output_file {
-public:
+  public:
     explicit output_file(std::string path);
     output_file(output_file const&) = delete;
     output_file& operator=(output_file const&) = delete;
@@ -27,7 +28,8 @@ public:
     void write(void const* data, size_t size);
     // Flushes, closes and (for a regular file) renames the temporary into place. Throws on failure.
     void commit();
-    // Removes the temporary, if any; safe to call twice. Called by the destructor when not committed.
+    // Removes the temporary, if any; safe to call twice. Called by the destructor when not
+    // committed.
     void discard() noexcept;
 
     std::string const& path() const noexcept { return path_; }
@@ -36,7 +38,7 @@ public:
     bool is_direct() const noexcept { return direct_; }
     std::FILE* stream() noexcept { return file_; }
 
-private:
+  private:
     [[noreturn]] void fail(std::string_view what);
 
     std::string path_;

@@ -1,8 +1,9 @@
 #pragma once
 // 2-bit nucleotide encoding (DESIGN.md, k-mer contract): A=0 C=1 G=2 T=3, lowercase as uppercase.
 // Every other byte (N, IUPAC codes, '-', '.', '*', digits, whitespace) is `invalid_base` and ends a
-// k-mer run; it is never turned into a base. U/u are invalid too: qmer indexes DNA, and reading U as
-// T would silently index RNA as if it were its DNA copy (convert RNA explicitly before indexing).
+// k-mer run; it is never turned into a base. U/u are invalid too: qmer indexes DNA, and reading U
+// as T would silently index RNA as if it were its DNA copy (convert RNA explicitly before
+// indexing).
 
 #include <array>
 #include <cstdint>
@@ -30,9 +31,13 @@ constexpr uint8_t encode_base(char c) noexcept {
 }
 
 // The complement of a 2-bit code: A<->T, C<->G is 3 - code.
-constexpr uint8_t complement_code(uint8_t code) noexcept { return static_cast<uint8_t>(3 - code); }
+constexpr uint8_t complement_code(uint8_t code) noexcept {
+    return static_cast<uint8_t>(3 - code);
+}
 
 // The uppercase character of a 2-bit code.
-constexpr char decode_base(uint8_t code) noexcept { return "ACGT"[code & 3]; }
+constexpr char decode_base(uint8_t code) noexcept {
+    return "ACGT"[code & 3];
+}
 
 }  // namespace qmer

@@ -23,7 +23,7 @@ struct cli_result {
 };
 
 class cli_test : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         std::string templ = (std::filesystem::temp_directory_path() / "qmer-cli-XXXXXX").string();
         ASSERT_NE(::mkdtemp(templ.data()), nullptr);
@@ -68,7 +68,7 @@ protected:
         std::ofstream(dir_ / name, std::ios::binary) << content;
     }
 
-private:
+  private:
     std::filesystem::path dir_;
 };
 

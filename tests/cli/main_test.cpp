@@ -15,7 +15,8 @@ TEST_F(main_cli, version_prints_name_and_version) {
 TEST_F(main_cli, help_lists_every_subcommand) {
     auto const r = qmer({"--help"});
     EXPECT_EQ(r.exit_code, 0);
-    for (char const* cmd : {"index", "query", "info"}) EXPECT_NE(r.out.find(cmd), std::string::npos);
+    for (char const* cmd : {"index", "query", "info"})
+        EXPECT_NE(r.out.find(cmd), std::string::npos);
 }
 
 TEST_F(main_cli, subcommand_help_shows_examples) {

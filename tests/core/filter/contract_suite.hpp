@@ -12,7 +12,8 @@
 //   };
 //   using my_types = ::testing::Types<my_filter>;
 //   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_contract, my_types);       // in *_test.cpp
-//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_concurrency, my_types);    // in *_stress_test.cpp
+//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_concurrency, my_types);    // in
+//   *_stress_test.cpp
 //
 // Keys are distinct pseudo-random 64-bit values (splitmix64 of a counter is a bijection), standing
 // in for XXH3 hashes of k-mers.
@@ -89,7 +90,8 @@ TYPED_TEST_P(filter_contract, oracle_no_false_negative_up_to_max_fill) {
     EXPECT_EQ(f->size(), inserted);
     for (size_t i = 0; i < n; ++i) ASSERT_TRUE(f->contains(keys[i])) << "key " << i;
     // Inserting again changes nothing.
-    for (size_t i = 0; i < n; i += 13) EXPECT_EQ(f->insert(keys[i]), insert_result::already_present);
+    for (size_t i = 0; i < n; i += 13)
+        EXPECT_EQ(f->insert(keys[i]), insert_result::already_present);
     EXPECT_EQ(f->size(), inserted);
 }
 
@@ -120,7 +122,8 @@ TYPED_TEST_P(filter_contract, full_is_answered_not_crashed) {
         for (; i < keys.size(); ++i)
             if (f->insert(keys[i]) == insert_result::full) break;
         ASSERT_LT(i, keys.size()) << "never reported full";
-        EXPECT_GE(static_cast<double>(i), 0.9 * maker::max_fill * static_cast<double>(f->capacity()));
+        EXPECT_GE(static_cast<double>(i),
+                  0.9 * maker::max_fill * static_cast<double>(f->capacity()));
         for (size_t j = 0; j < i; ++j) ASSERT_TRUE(f->contains(keys[j])) << j;
     }
 }

@@ -1,0 +1,274 @@
+#include "io/index_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/error.hpp"
+#include "io/output_file.hpp"
+
+namespace qmer::io {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the index format stores little-endian words; big-endian hosts need byte swapping");
+
+constexpr char magic[8] = {'Q', 'M', 'E', 'R', 'I', 'D', 'X', '\0'};
+constexpr uint32_t byte_order_mark = 0x01020304;
+constexpr uint64_t section_tag = 0x5443455352454d51ULL;  // "QMERSECT"
+constexpr uint64_t end_tag = 0x444e4552454d51ULL;        // "QMEREND"
+constexpr size_t prefix_bytes = 8 + 4 + 4 + 8;
+constexpr size_t trailer_bytes = 3 * 8;  // end tag, section count, checksum
+constexpr size_t words_alignment = 64;
+
+// Little helpers to build and parse the header; every field has a fixed width.
+struct byte_buffer {
+    std::string bytes;
+    template <typename T>
+    void put(T value) {
+        bytes.append(reinterpret_cast<char const*>(&value), sizeof value);
+    }
+    void put_string(std::string const& s) {
+        put<uint64_t>(s.size());
+        bytes += s;
+    }
+};
+
+class byte_parser {
+  public:
+    byte_parser(char const* data, size_t size, std::string const& path)
+        : p_(data), end_(data + size), path_(path) {}
+    template <typename T>
+    T get() {
+        need(sizeof(T));
+        T value;
+        std::memcpy(&value, p_, sizeof value);
+        p_ += sizeof value;
+        return value;
+    }
+    std::string get_string() {
+        auto const n = get<uint64_t>();
+        need(n);
+        std::string s(p_, n);
+        p_ += n;
+        return s;
+    }
+
+  private:
+    void need(uint64_t n) const {
+        if (n > static_cast<uint64_t>(end_ - p_))
+            throw index_error("'" + path_ + "': damaged index header (field runs past its end)");
+    }
+    char const* p_;
+    char const* end_;
+    std::string const& path_;
+};
+
+std::string encode_header(index_header const& h) {
+    byte_buffer b;
+    b.put<uint32_t>(h.k);
+    b.put<uint64_t>(h.hash_seed);
+    b.put_string(h.filter);
+    b.put<double>(h.fpr);
+    b.put<uint64_t>(h.expected);
+    b.put<uint64_t>(h.elements);
+    b.put<uint64_t>(h.kmers_scanned);
+    b.put<uint64_t>(h.filter_params.size());
+    for (uint64_t p : h.filter_params) b.put<uint64_t>(p);
+    b.put_string(h.qmer_version);
+    b.put_string(h.command);
+    b.put<uint64_t>(h.inputs.size());
+    for (auto const& s : h.inputs) b.put_string(s);
+    return std::move(b.bytes);
+}
+
+index_header decode_header(char const* data, size_t size, uint32_t version,
+                           std::string const& path) {
+    byte_parser in(data, size, path);
+    index_header h;
+    h.format_version = version;
+    h.k = in.get<uint32_t>();
+    h.hash_seed = in.get<uint64_t>();
+    h.filter = in.get_string();
+    h.fpr = in.get<double>();
+    h.expected = in.get<uint64_t>();
+    h.elements = in.get<uint64_t>();
+    h.kmers_scanned = in.get<uint64_t>();
+    auto const n_params = in.get<uint64_t>();
+    if (n_params > size / 8) throw index_error("'" + path + "': damaged index header");
+    for (uint64_t i = 0; i < n_params; ++i) h.filter_params.push_back(in.get<uint64_t>());
+    h.qmer_version = in.get_string();
+    h.command = in.get_string();
+    auto const n_inputs = in.get<uint64_t>();
+    if (n_inputs > size / 8) throw index_error("'" + path + "': damaged index header");
+    for (uint64_t i = 0; i < n_inputs; ++i) h.inputs.push_back(in.get_string());
+    if (h.k < 1 || h.k > 32)
+        throw index_error("'" + path + "': damaged index header (k out of range)");
+    return h;
+}
+
+}  // namespace
+
+struct index_writer::impl {
+    output_file out;
+    XXH3_state_t* state = XXH3_createState();
+    uint64_t offset = 0;
+    uint64_t sections = 0;
+
+    explicit impl(std::string path) : out(std::move(path)) {
+        if (!state) throw std::bad_alloc();
+        XXH3_64bits_reset(state);
+    }
+    ~impl() { XXH3_freeState(state); }
+
+    void write(void const* data, size_t n) {
+        out.write(data, n);
+        XXH3_64bits_update(state, data, n);
+        offset += n;
+    }
+    template <typename T>
+    void write_value(T value) {
+        write(&value, sizeof value);
+    }
+    void pad_to(size_t alignment) {
+        static constexpr char zeros[64] = {};
+        size_t const pad = (alignment - offset % alignment) % alignment;
+        write(zeros, pad);
+    }
+};
+
+index_writer::index_writer(std::string path, index_header const& header)
+    : impl_(std::make_unique<impl>(std::move(path))) {
+    std::string const encoded = encode_header(header);
+    impl_->write(magic, sizeof magic);
+    impl_->write_value<uint32_t>(index_format_version);
+    impl_->write_value<uint32_t>(byte_order_mark);
+    impl_->write_value<uint64_t>(encoded.size());
+    impl_->write(encoded.data(), encoded.size());
+    impl_->pad_to(8);
+}
+
+index_writer::~index_writer() = default;
+
+void index_writer::add_section(std::span<uint64_t const> params, std::span<uint64_t const> words) {
+    impl_->write_value<uint64_t>(section_tag);
+    impl_->write_value<uint64_t>(params.size());
+    impl_->write(params.data(), params.size_bytes());
+    impl_->write_value<uint64_t>(words.size());
+    impl_->pad_to(words_alignment);  // so the mapped words are cache-line aligned
+    impl_->write(words.data(), words.size_bytes());
+    ++impl_->sections;
+}
+
+void index_writer::commit() {
+    impl_->write_value<uint64_t>(end_tag);
+    impl_->write_value<uint64_t>(impl_->sections);
+    uint64_t const checksum = XXH3_64bits_digest(impl_->state);
+    impl_->out.write(&checksum, sizeof checksum);
+    impl_->out.commit();
+}
+
+index_file::index_file(std::string path) : path_(std::move(path)) {
+    auto const fail = [&](std::string const& what) -> index_error {
+        return index_error("'" + path_ + "': " + what);
+    };
+    int const fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw input_error("'" + path_ + "': cannot open index: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw fail("not a regular file, so not a qmer index");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+        map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (map_ == MAP_FAILED) {
+            map_ = nullptr;
+            int const err = errno;
+            ::close(fd);
+            throw fail(std::string("cannot map index: ") + std::strerror(err));
+        }
+    }
+    ::close(fd);
+    auto const* bytes = static_cast<char const*>(map_);
+
+    if (size_ < sizeof magic || std::memcmp(bytes, magic, sizeof magic) != 0) {
+        if (size_ > 0 && (bytes[0] == '>' || bytes[0] == '@'))
+            throw fail(
+                "this is a FASTA/FASTQ file, not a qmer index (build one with 'qmer index')");
+        if (size_ >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+            static_cast<unsigned char>(bytes[1]) == 0x8b)
+            throw fail("this is a gzip file, not a qmer index (build one with 'qmer index')");
+        throw fail("not a qmer index (no QMERIDX magic)");
+    }
+    if (size_ < prefix_bytes + trailer_bytes) throw fail("truncated index");
+    uint32_t version, bom;
+    uint64_t header_bytes;
+    std::memcpy(&version, bytes + 8, 4);
+    std::memcpy(&bom, bytes + 12, 4);
+    std::memcpy(&header_bytes, bytes + 16, 8);
+    if (version > index_format_version)
+        throw fail("index format version " + std::to_string(version) +
+                   " is newer than this qmer reads (" + std::to_string(index_format_version) +
+                   "): use a newer qmer or rebuild the index");
+    if (version < 1) throw fail("damaged index (format version 0)");
+    if (bom != byte_order_mark)
+        throw fail("index written on a machine of another byte order: rebuild it here");
+    uint64_t tag;
+    std::memcpy(&tag, bytes + size_ - trailer_bytes, 8);
+    if (tag != end_tag) throw fail("truncated or damaged index (no end marker): rebuild it");
+    uint64_t stored, section_count;
+    std::memcpy(&section_count, bytes + size_ - 16, 8);
+    std::memcpy(&stored, bytes + size_ - 8, 8);
+    if (XXH3_64bits(bytes, size_ - 8) != stored)
+        throw fail(
+            "damaged index: checksum mismatch (the file changed after it was written): rebuild it");
+    if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
+
+    header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
+    size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
+    size_t const end = size_ - trailer_bytes;
+    auto read_word = [&](size_t at) {
+        if (at + 8 > end) throw fail("damaged index (section runs past the end)");
+        uint64_t w;
+        std::memcpy(&w, bytes + at, 8);
+        return w;
+    };
+    for (uint64_t s = 0; s < section_count; ++s) {
+        if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
+        uint64_t const n_params = read_word(offset + 8);
+        offset += 16;
+        if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
+        index_section_view view;
+        for (uint64_t i = 0; i < n_params; ++i) view.params.push_back(read_word(offset + 8 * i));
+        offset += 8 * n_params;
+        uint64_t const n_words = read_word(offset);
+        offset += 8;
+        offset = (offset + words_alignment - 1) / words_alignment * words_alignment;
+        if (offset > end || n_words > (end - offset) / 8) throw fail("damaged index (bad section)");
+        view.words = {reinterpret_cast<uint64_t const*>(bytes + offset), n_words};
+        offset += 8 * n_words;
+        sections_.push_back(std::move(view));
+    }
+    if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
+}
+
+index_file::index_file(index_file&& other) noexcept
+    : path_(std::move(other.path_)),
+      map_(std::exchange(other.map_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      header_(std::move(other.header_)),
+      sections_(std::move(other.sections_)) {}
+
+index_file::~index_file() {
+    if (map_) ::munmap(map_, size_);
+}
+
+}  // namespace qmer::io

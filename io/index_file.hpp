@@ -1,0 +1,85 @@
+#pragma once
+// The index file (DESIGN.md, "Index file"): one file holding
+//   magic "QMERIDX\0" | format version (u32) | byte-order mark (u32) | header length (u64) |
+//   header (k, hash seed, filter kind, fpr, expected, element count, parameters, the command and
+//   input names that built it) | sections (each: parameter words, word count, the raw 64-bit words
+//   of one filter array, 64-byte aligned in the file) | XXH3-64 checksum of everything before it.
+// Written through io::output_file (temporary + rename: a failed or interrupted build never leaves a
+// truncated index under the final name). Loading memory-maps the file, checks magic, version, byte
+// order, size and checksum, and throws index_error saying exactly what is wrong and what to do.
+// The filters never see this format: they hand out geometry and raw words, and take them back.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace qmer::io {
+
+inline constexpr uint32_t index_format_version = 1;
+
+struct index_header {
+    uint32_t format_version = index_format_version;
+    unsigned k = 31;
+    uint64_t hash_seed = 0;
+    std::string filter;                   // the --filter name
+    double fpr = 0;                       // configured false-positive bound per k-mer
+    uint64_t expected = 0;                // --expected as given (0 = unknown)
+    uint64_t elements = 0;                // distinct fingerprints stored
+    uint64_t kmers_scanned = 0;           // k-mer positions read from the references
+    std::vector<uint64_t> filter_params;  // filter-specific (e.g. levels, growth policy)
+    std::string qmer_version;
+    std::string command;              // the command line that built (or last appended to) it
+    std::vector<std::string> inputs;  // every reference file indexed, in order
+};
+
+// One filter array: a few parameter words (geometry) and the raw words.
+struct index_section_view {
+    std::vector<uint64_t> params;
+    std::span<uint64_t const> words;
+};
+
+// Writes an index: header first, then sections, then commit() seals it with the checksum and
+// renames it into place. Destroying it without commit() removes the temporary file.
+class index_writer {
+  public:
+    index_writer(std::string path, index_header const& header);
+    ~index_writer();
+    index_writer(index_writer const&) = delete;
+    index_writer& operator=(index_writer const&) = delete;
+
+    void add_section(std::span<uint64_t const> params, std::span<uint64_t const> words);
+    void commit();
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+// A loaded index: the header and views of the sections, valid while this object lives (the file is
+// memory-mapped read-only).
+class index_file {
+  public:
+    // Throws index_error (bad/damaged/foreign/newer file) or input_error (cannot open).
+    explicit index_file(std::string path);
+    ~index_file();
+    index_file(index_file&&) noexcept;
+    index_file(index_file const&) = delete;
+    index_file& operator=(index_file const&) = delete;
+
+    index_header const& header() const noexcept { return header_; }
+    std::vector<index_section_view> const& sections() const noexcept { return sections_; }
+    std::string const& path() const noexcept { return path_; }
+    size_t file_bytes() const noexcept { return size_; }
+
+  private:
+    std::string path_;
+    void* map_ = nullptr;
+    size_t size_ = 0;
+    index_header header_;
+    std::vector<index_section_view> sections_;
+};
+
+}  // namespace qmer::io

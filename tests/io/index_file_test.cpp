@@ -1,0 +1,167 @@
+#include "io/index_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class index_file_test : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string templ = (fs::temp_directory_path() / "qmer-index-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+        dir = templ;
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    qmer::io::index_header sample_header() const {
+        qmer::io::index_header h;
+        h.k = 25;
+        h.hash_seed = 0xfeedbeef;
+        h.filter = "expandable";
+        h.fpr = 0.001;
+        h.expected = 12345;
+        h.elements = 999;
+        h.kmers_scanned = 1500;
+        h.filter_params = {3, 1, 4, 1, 5};
+        h.qmer_version = "0.1.0";
+        h.command = "qmer index -k 25 -o x.qmer a.fa b.fa";
+        h.inputs = {"a.fa", "b.fa"};
+        return h;
+    }
+
+    // Writes an index with two sections; returns its path.
+    std::string write_sample(std::string const& name = "x.qmer") {
+        std::string const path = (dir / name).string();
+        qmer::io::index_writer w(path, sample_header());
+        std::vector<uint64_t> a(1000), b(3);
+        std::iota(a.begin(), a.end(), 7);
+        b = {~0ULL, 0, 42};
+        std::vector<uint64_t> pa = {16, 13}, pb = {};
+        w.add_section(pa, a);
+        w.add_section(pb, b);
+        w.commit();
+        return path;
+    }
+
+    void expect_index_error(std::string const& path, std::string const& fragment) {
+        try {
+            qmer::io::index_file f(path);
+            ADD_FAILURE() << "no error for " << path;
+        } catch (qmer::index_error const& e) {
+            EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
+    }
+
+    fs::path dir;
+};
+
+TEST_F(index_file_test, round_trip_keeps_header_and_sections) {
+    auto const path = write_sample();
+    qmer::io::index_file f(path);
+    auto const& h = f.header();
+    EXPECT_EQ(h.format_version, qmer::io::index_format_version);
+    EXPECT_EQ(h.k, 25u);
+    EXPECT_EQ(h.hash_seed, 0xfeedbeefu);
+    EXPECT_EQ(h.filter, "expandable");
+    EXPECT_DOUBLE_EQ(h.fpr, 0.001);
+    EXPECT_EQ(h.expected, 12345u);
+    EXPECT_EQ(h.elements, 999u);
+    EXPECT_EQ(h.kmers_scanned, 1500u);
+    EXPECT_EQ(h.filter_params, (std::vector<uint64_t>{3, 1, 4, 1, 5}));
+    EXPECT_EQ(h.command, "qmer index -k 25 -o x.qmer a.fa b.fa");
+    EXPECT_EQ(h.inputs, (std::vector<std::string>{"a.fa", "b.fa"}));
+    ASSERT_EQ(f.sections().size(), 2u);
+    EXPECT_EQ(f.sections()[0].params, (std::vector<uint64_t>{16, 13}));
+    ASSERT_EQ(f.sections()[0].words.size(), 1000u);
+    for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(f.sections()[0].words[i], i + 7);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(f.sections()[0].words.data()) % 64, 0u);
+    EXPECT_TRUE(f.sections()[1].params.empty());
+    EXPECT_EQ(std::vector<uint64_t>(f.sections()[1].words.begin(), f.sections()[1].words.end()),
+              (std::vector<uint64_t>{~0ULL, 0, 42}));
+}
+
+TEST_F(index_file_test, unfinished_writer_leaves_no_file) {
+    std::string const path = (dir / "x.qmer").string();
+    {
+        qmer::io::index_writer w(path, sample_header());
+        std::vector<uint64_t> a(100, 1);
+        w.add_section({}, a);
+        // destroyed without commit(): as on an error or an interrupt
+    }
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_TRUE(fs::is_empty(dir)) << "temporary file left behind";
+}
+
+TEST_F(index_file_test, truncated_file_is_refused) {
+    auto const path = write_sample();
+    auto const size = fs::file_size(path);
+    for (auto cut : {size - 1, size / 2, uintmax_t{30}, uintmax_t{8}}) {
+        fs::resize_file(path, cut);
+        expect_index_error(path, "truncated");
+        write_sample();
+    }
+}
+
+TEST_F(index_file_test, any_flipped_byte_is_caught) {
+    auto const path = write_sample();
+    auto const size = fs::file_size(path);
+    for (uintmax_t pos : {uintmax_t{40}, size / 3, size / 2, size - 20}) {
+        {
+            std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekg(static_cast<std::streamoff>(pos));
+            char c = 0;
+            f.read(&c, 1);
+            c = static_cast<char>(c ^ 0x10);
+            f.seekp(static_cast<std::streamoff>(pos));
+            f.write(&c, 1);
+        }
+        try {
+            qmer::io::index_file f(path);
+            ADD_FAILURE() << "flipped byte at " << pos << " not caught";
+        } catch (qmer::index_error const&) {
+        }
+        write_sample();
+    }
+}
+
+TEST_F(index_file_test, newer_version_says_to_upgrade) {
+    auto const path = write_sample();
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(8);
+        uint32_t v = qmer::io::index_format_version + 1;
+        f.write(reinterpret_cast<char const*>(&v), 4);
+    }
+    expect_index_error(path, "newer");
+}
+
+TEST_F(index_file_test, foreign_files_are_named_for_what_they_are) {
+    std::ofstream(dir / "ref.fa") << ">chr1\nACGT\n";
+    expect_index_error((dir / "ref.fa").string(), "FASTA");
+    std::ofstream(dir / "empty.qmer");
+    expect_index_error((dir / "empty.qmer").string(), "not a qmer index");
+    std::ofstream(dir / "text.qmer") << "hello world, this is not an index at all";
+    expect_index_error((dir / "text.qmer").string(), "not a qmer index");
+    expect_index_error(dir.string(), "not a regular file");
+}
+
+TEST_F(index_file_test, missing_file_is_an_input_error) {
+    EXPECT_THROW(qmer::io::index_file((dir / "nope.qmer").string()), qmer::input_error);
+}
+
+TEST_F(index_file_test, missing_output_folder_is_an_output_error) {
+    EXPECT_THROW(qmer::io::index_writer((dir / "no" / "such" / "x.qmer").string(), sample_header()),
+                 qmer::output_error);
+}
+
+}  // namespace
