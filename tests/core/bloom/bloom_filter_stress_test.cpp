@@ -1,0 +1,77 @@
+// Both Bloom filters under concurrency: the typed oversubscribed stress suite (lost inserts, false
+// negatives while writers run, size() = number of `inserted` answers), plus many threads inserting
+// into the same few cache lines, where neighbouring bits of one word are set at the same time.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/bloom/blocked_bloom_filter.hpp"
+#include "core/bloom/bloom_filter.hpp"
+#include "core/filter/contract_suite.hpp"
+
+template <>
+struct qmer::test::filter_maker<qmer::bloom_filter> {
+    static constexpr bool fixed_capacity = false;
+    static constexpr double max_fill = 1.0;
+    static std::unique_ptr<qmer::bloom_filter> make(size_t capacity, double fpr) {
+        return std::make_unique<qmer::bloom_filter>(capacity, fpr);
+    }
+    static double expected_fpr(qmer::bloom_filter const& f, size_t n) { return f.fpr_after(n); }
+};
+
+template <>
+struct qmer::test::filter_maker<qmer::blocked_bloom_filter> {
+    static constexpr bool fixed_capacity = false;
+    static constexpr double max_fill = 1.0;
+    static std::unique_ptr<qmer::blocked_bloom_filter> make(size_t capacity, double fpr) {
+        return std::make_unique<qmer::blocked_bloom_filter>(capacity, fpr);
+    }
+    static double expected_fpr(qmer::blocked_bloom_filter const& f, size_t n) {
+        return f.fpr_after(n);
+    }
+};
+
+namespace qmer::test {
+using bloom_types = ::testing::Types<qmer::bloom_filter, qmer::blocked_bloom_filter>;
+INSTANTIATE_TYPED_TEST_SUITE_P(bloom, filter_concurrency, bloom_types);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(filter_contract);  // in bloom_filter_test
+}  // namespace qmer::test
+
+namespace {
+
+// A tiny filter (a handful of words, or two blocks) makes every insert collide with every other
+// thread's on the same words; a lost fetch_or would show up as a false negative.
+template <typename F>
+void hammer_tiny_filter(F& f, unsigned threads, size_t per_thread) {
+    std::vector<std::thread> pool;
+    std::atomic<size_t> misses{0};
+    for (unsigned t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            auto const keys = qmer::test::distinct_keys(per_thread, 500 + t);
+            for (uint64_t key : keys) {
+                f.insert(key);
+                if (!f.contains(key)) misses.fetch_add(1);
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(misses.load(), 0u);
+    for (unsigned t = 0; t < threads; ++t)
+        for (uint64_t key : qmer::test::distinct_keys(per_thread, 500 + t))
+            ASSERT_TRUE(f.contains(key));
+}
+
+TEST(bloom_stress, sixteen_threads_on_a_few_words) {
+    qmer::bloom_filter f(qmer::bloom_filter::geometry{256, 3, 64, 0.5});
+    hammer_tiny_filter(f, 16, QMER_TEST_SANITIZED ? 20 : 200);
+}
+
+TEST(blocked_bloom_stress, sixteen_threads_on_two_blocks) {
+    qmer::blocked_bloom_filter f(qmer::blocked_bloom_filter::geometry{2, 3, 64, 0.5});
+    hammer_tiny_filter(f, 16, QMER_TEST_SANITIZED ? 20 : 200);
+}
+
+}  // namespace
