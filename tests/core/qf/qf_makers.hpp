@@ -1,0 +1,54 @@
+#pragma once
+// filter_maker specialisations (tests/core/filter/contract_suite.hpp) for the quotient filters of
+// core/qf/sequential.hpp and core/qf/locally_locked.hpp, and helpers shared by their tests.
+//
+// Geometry from (capacity, fpr): q = ceil(log2(capacity)) canonical slots, r = ceil(log2(1/fpr))
+// remainder bits. Expected FPR (section 2): a false positive needs an equal q + r bit fingerprint,
+// n / 2^(q+r) for n stored fingerprints (1 - (1 - 2^-(q+r))^n exactly).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/filter/contract_suite.hpp"
+#include "core/qf/sequential.hpp"
+
+namespace qmer::test {
+
+inline unsigned qf_quotient_bits(size_t capacity) {
+    unsigned q = 1;
+    while ((size_t{1} << q) < capacity) ++q;
+    return q;
+}
+inline unsigned qf_remainder_bits(double fpr) {
+    return std::max(1u, static_cast<unsigned>(std::ceil(std::log2(1.0 / fpr))));
+}
+inline double qf_expected_fpr(unsigned fingerprint_bits, size_t n) {
+    return -std::expm1(static_cast<double>(n) *
+                       std::log1p(-std::ldexp(1.0, -static_cast<int>(fingerprint_bits))));
+}
+
+template <>
+struct filter_maker<qf::sequential_filter> {
+    static constexpr bool fixed_capacity = true;
+    static constexpr double max_fill = 0.95;
+    static std::unique_ptr<qf::sequential_filter> make(size_t capacity, double fpr) {
+        return std::make_unique<qf::sequential_filter>(qf_quotient_bits(capacity),
+                                                       qf_remainder_bits(fpr));
+    }
+    static double expected_fpr(qf::sequential_filter const& f, size_t n) {
+        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+    }
+};
+
+// All stored fingerprints of a filter with for_each_fingerprint, in visiting order.
+template <typename F>
+std::vector<uint64_t> fingerprints_of(F const& f) {
+    std::vector<uint64_t> out;
+    f.for_each_fingerprint([&](uint64_t fp) { out.push_back(fp); });
+    return out;
+}
+
+}  // namespace qmer::test
