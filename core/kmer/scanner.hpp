@@ -94,9 +94,18 @@ bool kmer_scanner::for_each(std::string_view seq, F&& f) const {
     using result_t = std::invoke_result_t<F&, uint64_t, size_t>;
     constexpr bool can_stop = std::is_same_v<result_t, bool>;
 
-    char const* const data = seq.data();
-    size_t const n = seq.size();
-    size_t i = 0;
+    // Locals, not members, in the loops: the callback may write through references the compiler
+    // cannot tell apart from *this, which would make it reload the members on every base.
+    unsigned const k = k_;
+    uint64_t const mask = mask_;
+    // The complement (3 - code) enters the reverse strand at bit 2(k - 1). A 4-entry table of the
+    // shifted complements costs one load; a shift by a register is three micro-ops on x86-64
+    // without BMI2 (and GCC turns a multiply by a power of two back into that shift).
+    uint64_t const top = uint64_t{1} << reverse_shift_;
+    uint64_t const complement_at_top[4] = {3 * top, 2 * top, top, 0};
+    char const* const begin = seq.data();
+    char const* const end = begin + seq.size();
+    char const* p = begin;
     uint64_t forward = 0;
     uint64_t reverse = 0;
     // Two phases per run of bases, so that the steady loop, where nearly all the time goes, tests
@@ -104,35 +113,35 @@ bool kmer_scanner::for_each(std::string_view seq, F&& f) const {
     // Stale bits from before a run break need no clearing: the forward strand is masked to 2k bits
     // and the reverse strand shifted right 2 bits per base, so after the k bases a k-mer needs,
     // nothing older is left in either.
-    while (i < n) {
+    while (p != end) {
         // Fill: the first k - 1 bases of a run (none for k = 1).
         unsigned filled = 0;
-        while (filled + 1 < k_ && i < n) {
-            uint8_t const code = encode_base(data[i++]);
+        while (filled + 1 < k && p != end) {
+            uint8_t const code = encode_base(*p++);
             if (code == invalid_base) [[unlikely]] {
                 filled = 0;
                 continue;
             }
             forward = (forward << 2) | code;
-            reverse = (reverse >> 2) | (uint64_t{code ^ 3u} << reverse_shift_);
+            reverse = (reverse >> 2) | complement_at_top[code];
             ++filled;
         }
-        if (filled + 1 < k_) return true;  // the sequence ended inside a run shorter than k
+        if (filled + 1 < k) return true;  // the sequence ended inside a run shorter than k
 
         // Steady: every further base completes a k-mer, until the run ends.
-        for (; i < n; ++i) {
-            uint8_t const code = encode_base(data[i]);
-            if (code == invalid_base) [[unlikely]] {
-                ++i;
+        while (p != end) {
+            uint8_t const code = encode_base(*p++);
+            if (code == invalid_base) [[unlikely]]
                 break;
-            }
-            forward = ((forward << 2) | code) & mask_;
-            reverse = (reverse >> 2) | (uint64_t{code ^ 3u} << reverse_shift_);
+            forward = ((forward << 2) + code) & mask;  // + not |: one lea
+            reverse = (reverse >> 2) | complement_at_top[code];
             uint64_t const canon = forward < reverse ? forward : reverse;
+            // p is one past the k-mer's last base.
+            size_t const pos = static_cast<size_t>(p - begin) - k;
             if constexpr (can_stop) {
-                if (!f(canon, i + 1 - k_)) return false;
+                if (!f(canon, pos)) return false;
             } else {
-                f(canon, i + 1 - k_);
+                f(canon, pos);
             }
         }
     }
