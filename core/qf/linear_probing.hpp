@@ -94,6 +94,24 @@ inline double linear_probing_unsuccessful_probes(double fill) noexcept {
     return 0.5 * (1.0 + 1.0 / (d * d));
 }
 
+// s / d without a divide instruction, for scans that index slot by slot: with
+// M = floor((2^64 - 1) / d) + 1, floor(s / d) is the high 64 bits of M * s, exact for s < 2^32
+// (Lemire, Kaser, Kurz 2019); larger s, and d = 1, divide.
+class group_divider {
+  public:
+    group_divider() = default;
+    explicit group_divider(unsigned d) : d_(d), magic_(~uint64_t{0} / d + 1) {}
+    size_t operator()(size_t s) const noexcept {
+        __extension__ using u128 = unsigned __int128;
+        if ((s >> 32) != 0 || d_ == 1) return s / d_;
+        return static_cast<size_t>((static_cast<u128>(magic_) * s) >> 64);
+    }
+
+  private:
+    unsigned d_ = 1;
+    uint64_t magic_ = 0;
+};
+
 }  // namespace detail
 
 class linear_probing {
