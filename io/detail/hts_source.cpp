@@ -1,0 +1,114 @@
+#include "io/detail/hts_source.hpp"
+
+#include <htslib/hts.h>
+#include <htslib/sam.h>
+
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace qmer::io::detail {
+namespace {
+
+// htslib's 4-bit base codes have one bit per base (A=1, C=2, G=4, T=8), so the complement of any
+// IUPAC code is its four bits reversed: this table maps a code to the letter of its complement.
+constexpr char complement_letter[16] = {'=', 'T', 'G', 'K', 'C', 'Y', 'S', 'B',
+                                        'A', 'W', 'R', 'D', 'M', 'H', 'V', 'N'};
+
+class hts_source final : public record_source {
+  public:
+    hts_source(htsFile* fp, std::string path, unsigned threads) : fp_(fp), path_(std::move(path)) {
+        if (threads > 0 && hts_set_threads(fp_, static_cast<int>(threads)) != 0) {
+            close();
+            throw input_error(path_ + ": cannot start " + std::to_string(threads) +
+                              " decompression threads");
+        }
+        header_ = sam_hdr_read(fp_);
+        if (header_ == nullptr) {
+            close();
+            throw input_error(path_ +
+                              ": cannot read the SAM/BAM/CRAM header (damaged or truncated)");
+        }
+        record_ = bam_init1();
+        if (record_ == nullptr) {
+            close();
+            throw std::bad_alloc();
+        }
+    }
+    ~hts_source() override { close(); }
+    hts_source(hts_source const&) = delete;
+    hts_source& operator=(hts_source const&) = delete;
+
+    bool read(record_batch& batch, uint64_t /*number*/) override {
+        for (;;) {
+            int const status = sam_read1(fp_, header_, record_);
+            if (status == -1) return false;
+            ++file_records_;
+            if (status < -1) {
+                throw input_error(path_ + ": record " + std::to_string(file_records_) +
+                                  " (counting every record of the file): damaged or truncated " +
+                                  "SAM/BAM/CRAM record (htslib status " + std::to_string(status) +
+                                  ")");
+            }
+            uint16_t const flag = record_->core.flag;
+            // Secondary and supplementary alignments repeat (part of) a read already given.
+            if ((flag & (BAM_FSECONDARY | BAM_FSUPPLEMENTARY)) != 0) continue;
+            append(batch, (flag & BAM_FREVERSE) != 0);
+            return true;
+        }
+    }
+
+  private:
+    void append(record_batch& batch, bool reverse) {
+        std::string_view const name(bam_get_qname(record_));
+        size_t const length = static_cast<size_t>(record_->core.l_qseq);
+        uint8_t const* bases = bam_get_seq(record_);
+        uint8_t const* quals = bam_get_qual(record_);
+        // 0xff in the first quality byte is BAM's "no qualities" ('*' in SAM).
+        bool const has_quality = length > 0 && quals[0] != 0xff;
+        char* out = batch.append_uninitialized(name.size(), 0, length, has_quality ? length : 0);
+        std::memcpy(out, name.data(), name.size());
+        char* seq = out + name.size();
+        char* qual = seq + length;
+        if (!reverse) {
+            for (size_t i = 0; i < length; ++i) seq[i] = seq_nt16_str[bam_seqi(bases, i)];
+            if (has_quality) {
+                for (size_t i = 0; i < length; ++i) qual[i] = static_cast<char>(quals[i] + 33);
+            }
+        } else {
+            for (size_t i = 0; i < length; ++i) {
+                seq[length - 1 - i] = complement_letter[bam_seqi(bases, i)];
+            }
+            if (has_quality) {
+                for (size_t i = 0; i < length; ++i) {
+                    qual[length - 1 - i] = static_cast<char>(quals[i] + 33);
+                }
+            }
+        }
+    }
+
+    void close() noexcept {
+        if (record_ != nullptr) bam_destroy1(record_);
+        if (header_ != nullptr) sam_hdr_destroy(header_);
+        if (fp_ != nullptr) hts_close(fp_);
+        record_ = nullptr;
+        header_ = nullptr;
+        fp_ = nullptr;
+    }
+
+    htsFile* fp_;
+    std::string path_;
+    sam_hdr_t* header_ = nullptr;
+    bam1_t* record_ = nullptr;
+    uint64_t file_records_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<record_source> make_hts_source(htsFile* fp, std::string path, unsigned threads) {
+    return std::make_unique<hts_source>(fp, std::move(path), threads);
+}
+
+}  // namespace qmer::io::detail

@@ -1,0 +1,54 @@
+#pragma once
+// The decompressed bytes of a text input (FASTA, FASTQ, GenBank, EMBL), read through htslib's BGZF
+// layer, which inflates plain gzip and BGZF and passes uncompressed files through unchanged.
+//
+// The first bytes are read ahead into a prefix (to recognise the format from the content) and
+// served again by read(), so the parsers see the stream from its first byte. read() never throws:
+// it is called from inside kseq.h's C macros, which cannot be unwound cleanly mid-record; on a
+// stream error it reports end of input and sets failed(), which the parser checks after every
+// record.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+struct BGZF;
+
+namespace qmer::io::detail {
+
+class text_stream {
+  public:
+    // Takes ownership of fp (closed by the destructor). path is only used in messages.
+    text_stream(BGZF* fp, std::string path);
+    ~text_stream();
+    text_stream(text_stream const&) = delete;
+    text_stream& operator=(text_stream const&) = delete;
+
+    // Reads ahead until the prefix holds at least n bytes or the stream ends; returns the prefix.
+    // Throws input_error if the stream is damaged.
+    std::string_view peek(size_t n);
+
+    // Copies up to n bytes to buf; returns the count, 0 at the end of the input or after an error.
+    int read(void* buf, int n) noexcept;
+
+    // True once the stream failed (truncated or corrupt gzip, an I/O error).
+    bool failed() const noexcept { return failed_; }
+    // What failed, for a message ("truncated or corrupt gzip/BGZF data (htslib error 5)").
+    std::string failure() const;
+
+    std::string const& path() const noexcept { return path_; }
+
+  private:
+    void note_end() noexcept;
+
+    BGZF* fp_;
+    std::string path_;
+    std::string prefix_;
+    size_t prefix_pos_ = 0;
+    bool failed_ = false;
+    bool ended_ = false;
+    bool missing_eof_ = false;
+    int errcode_ = 0;
+};
+
+}  // namespace qmer::io::detail

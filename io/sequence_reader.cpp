@@ -1,0 +1,250 @@
+#include "io/sequence_reader.hpp"
+
+#include <htslib/bgzf.h>
+#include <htslib/hfile.h>
+#include <htslib/hts.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <istream>
+#include <streambuf>
+#include <utility>
+
+#include "core/error.hpp"
+#include "io/detail/fastx_source.hpp"
+#include "io/detail/hts_source.hpp"
+#include "io/detail/record_source.hpp"
+#include "io/detail/text_stream.hpp"
+#include "io/seqan/flatfile_reader.hpp"
+
+namespace qmer::io {
+
+std::string_view format_name(sequence_format format) noexcept {
+    switch (format) {
+        case sequence_format::empty:
+            return "empty";
+        case sequence_format::fasta:
+            return "FASTA";
+        case sequence_format::fastq:
+            return "FASTQ";
+        case sequence_format::sam:
+            return "SAM";
+        case sequence_format::bam:
+            return "BAM";
+        case sequence_format::cram:
+            return "CRAM";
+        case sequence_format::genbank:
+            return "GenBank";
+        case sequence_format::embl:
+            return "EMBL";
+    }
+    return "unknown";
+}
+
+namespace {
+
+// The text_stream as a std::streambuf, for SeqAn3's GenBank/EMBL parsers.
+class text_streambuf final : public std::streambuf {
+  public:
+    explicit text_streambuf(detail::text_stream& stream) : stream_(stream) {}
+
+  protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        int const got = stream_.read(buffer_, sizeof buffer_);
+        if (got <= 0) return traits_type::eof();
+        setg(buffer_, buffer_, buffer_ + got);
+        return traits_type::to_int_type(*gptr());
+    }
+
+  private:
+    detail::text_stream& stream_;
+    char buffer_[1 << 16];
+};
+
+// GenBank/EMBL: the stream, the istream over it, and SeqAn3's reader, in construction order.
+class flatfile_source final : public detail::record_source {
+  public:
+    flatfile_source(std::unique_ptr<detail::text_stream> stream, flatfile_format format)
+        : stream_(std::move(stream)),
+          buffer_(std::make_unique<text_streambuf>(*stream_)),
+          in_(buffer_.get()),
+          reader_(in_, format, stream_->path()) {}
+
+    bool read(record_batch& batch, uint64_t number) override {
+        bool const got = reader_.read(batch, number);
+        // A stream error looks like an early end to SeqAn3: it must not pass for one.
+        if (stream_->failed()) {
+            if (got) batch.pop_back();
+            throw input_error(stream_->path() + ": record " + std::to_string(number) + ": " +
+                              stream_->failure());
+        }
+        return got;
+    }
+
+  private:
+    std::unique_ptr<detail::text_stream> stream_;
+    std::unique_ptr<text_streambuf> buffer_;
+    std::istream in_;
+    flatfile_reader reader_;
+};
+
+bool is_blank(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+std::string describe_first_byte(unsigned char c) {
+    if (c >= 0x21 && c <= 0x7e) return std::string("'") + static_cast<char>(c) + "'";
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(c));
+    return std::string("byte ") + hex + " (binary data)";
+}
+
+[[noreturn]] void fail_open(std::string const& path, int error) {
+    throw input_error(path + ": cannot open: " + std::strerror(error));
+}
+
+}  // namespace
+
+// The backend lives behind record_source; this type only exists to name it in the header.
+struct sequence_reader::backend {
+    std::unique_ptr<detail::record_source> source;
+};
+
+sequence_reader::sequence_reader(std::string path, reader_options options)
+    : path_(std::move(path)), options_(options), backend_(std::make_unique<backend>()) {
+    if (path_.empty()) throw input_error("an input file name is empty");
+    if (path_ != "-") {
+        // htslib opens a directory without complaint and then fails on read; say it plainly.
+        struct stat info {};
+        if (::stat(path_.c_str(), &info) != 0) fail_open(path_, errno);
+        if (S_ISDIR(info.st_mode)) throw input_error(path_ + ": cannot open: is a directory");
+    }
+    hFILE* raw = hopen(path_.c_str(), "r");
+    if (raw == nullptr) fail_open(path_, errno);
+
+    // hts_detect_format peeks (decompressing a gzip start if need be) without consuming anything.
+    htsFormat detected{};
+    if (hts_detect_format(raw, &detected) < 0) {
+        int const error = errno;
+        hclose_abruptly(raw);
+        throw input_error(path_ + ": cannot read: " + std::strerror(error));
+    }
+
+    if (detected.format == sam || detected.format == bam || detected.format == cram) {
+        htsFile* fp = hts_hopen(raw, path_.c_str(), "r");
+        if (fp == nullptr) {
+            hclose_abruptly(raw);
+            throw input_error(path_ + ": cannot open as " + hts_format_description(&detected));
+        }
+        format_ = detected.format == sam   ? sequence_format::sam
+                  : detected.format == bam ? sequence_format::bam
+                                           : sequence_format::cram;
+        backend_->source = detail::make_hts_source(fp, path_, options_.decompression_threads);
+        return;
+    }
+
+    BGZF* fp = bgzf_hopen(raw, "r");
+    if (fp == nullptr) {
+        hclose_abruptly(raw);
+        throw input_error(path_ + ": cannot read: not a readable (compressed) text file");
+    }
+    bool const is_bgzf = fp->is_compressed && !fp->is_gzip;
+    // The EOF marker of a seekable BGZF file is checked up front (threaded reading cannot see it at
+    // the end); for a pipe text_stream checks it at the end of a single-threaded read.
+    if (is_bgzf && bgzf_check_EOF(fp) == 0) {
+        bgzf_close(fp);
+        throw input_error(path_ + ": truncated BGZF data: the end-of-file marker block is missing");
+    }
+    // Only BGZF can be inflated by several threads (its blocks are independent); plain gzip is one
+    // deflate stream. bgzf_mt must come before the first read.
+    if (options_.decompression_threads > 0 && is_bgzf) {
+        if (bgzf_mt(fp, static_cast<int>(options_.decompression_threads), 256) != 0) {
+            bgzf_close(fp);
+            throw input_error(path_ + ": cannot start decompression threads");
+        }
+    }
+    auto stream = std::make_unique<detail::text_stream>(fp, path_);
+
+    // The first non-blank byte decides. Blank prefixes are rare; the look-ahead doubles until it
+    // finds a byte or the end of the input.
+    size_t want = 4096;
+    std::string_view head;
+    size_t start = 0;
+    for (;;) {
+        head = stream->peek(want);
+        while (start < head.size() && is_blank(head[start])) ++start;
+        if (start < head.size() || head.size() < want) break;
+        want *= 2;
+    }
+    if (start == head.size()) {
+        format_ = sequence_format::empty;  // an empty file is an empty input, not an error
+        return;
+    }
+    head = stream->peek(start + 5).substr(start);
+    if (head[0] == '>') {
+        format_ = sequence_format::fasta;
+    } else if (head[0] == '@') {
+        format_ = sequence_format::fastq;
+    } else if (head.starts_with("LOCUS")) {
+        format_ = sequence_format::genbank;
+    } else if (head.starts_with("ID   ")) {
+        format_ = sequence_format::embl;
+    } else {
+        throw input_error(path_ + ": not a sequence file: it starts with " +
+                          describe_first_byte(static_cast<unsigned char>(head[0])) +
+                          ", not '>' (FASTA), '@' (FASTQ), 'LOCUS' (GenBank), 'ID' (EMBL) or " +
+                          "SAM/BAM/CRAM");
+    }
+    if (format_ == sequence_format::fasta || format_ == sequence_format::fastq) {
+        backend_->source =
+            detail::make_fastx_source(std::move(stream), format_ == sequence_format::fastq);
+    } else {
+        backend_->source = std::make_unique<flatfile_source>(
+            std::move(stream),
+            format_ == sequence_format::genbank ? flatfile_format::genbank : flatfile_format::embl);
+    }
+}
+
+sequence_reader::~sequence_reader() = default;
+sequence_reader::sequence_reader(sequence_reader&&) noexcept = default;
+sequence_reader& sequence_reader::operator=(sequence_reader&&) noexcept = default;
+
+bool sequence_reader::read_record(record_batch& batch) {
+    if (!backend_ || !backend_->source) return false;  // empty, finished or moved-from
+    if (!backend_->source->read(batch, records_ + 1)) {
+        backend_->source.reset();  // release the file (and any threads) as soon as it is done
+        return false;
+    }
+    ++records_;
+    return true;
+}
+
+bool sequence_reader::next_batch(record_batch& batch) {
+    batch.clear(records_ + 1);
+    // The budget counts sequence bytes; names, qualities and per-record entries are capped at a few
+    // times it as well, so that a file of empty records cannot make one batch hold all of them.
+    size_t const budget = options_.batch_bytes;
+    while (batch.empty() || (batch.sequence_bytes() < budget &&
+                             batch.stored_bytes() + 32 * batch.size() < 3 * budget)) {
+        if (!read_record(batch)) break;
+    }
+    return !batch.empty();
+}
+
+std::string const& sequence_reader::path() const noexcept {
+    return path_;
+}
+sequence_format sequence_reader::format() const noexcept {
+    return format_;
+}
+uint64_t sequence_reader::records_read() const noexcept {
+    return records_;
+}
+reader_options const& sequence_reader::options() const noexcept {
+    return options_;
+}
+
+}  // namespace qmer::io

@@ -1,0 +1,93 @@
+#pragma once
+// Sequence input: one reader for every format qmer takes, handing out batches of records bounded by
+// a byte budget (DESIGN.md, "Data flow": the serial, in-order input stage).
+//
+// Formats are recognised from the content, never from the file name: after transparent
+// decompression (plain, gzip or BGZF, through htslib), the first non-blank byte '>' means FASTA,
+// '@' FASTQ, "LOCUS" GenBank, "ID   " EMBL; SAM, BAM and CRAM are recognised by htslib's
+// hts_detect_format (magic bytes, SAM header lines).
+//   - FASTA and FASTQ are parsed by htslib's kseq.h over bgzf_read (the fastest reader measured,
+//     DESIGN.md "Dependencies"), with checks kseq itself does not make: every record must start
+//     with the format's header character, FASTQ records need their '+' line and as many quality
+//     bytes as bases, FASTA must not contain '+' lines, and no record may hold control bytes other
+//     than tab and CR (binary garbage). FASTA: multi-line, blank lines allowed; a header with no
+//     sequence is an empty record. FASTQ: 4-line and multi-line records.
+//   - SAM/BAM/CRAM through hts_open + sam_read1, for unaligned (or aligned) reads: secondary and
+//     supplementary records are skipped, and records flagged reverse-strand are
+//     reverse-complemented (quality reversed) back to the orientation the sequencer read them in.
+//   - GenBank and EMBL through SeqAn3 (io/seqan/flatfile_reader), read as characters: the sequence
+//     bytes are those of the file (lowercase kept), never squeezed into dna4.
+//
+// An empty file (or one holding only whitespace, after decompression) is an empty input: format()
+// is sequence_format::empty and next_batch() returns false at once. It is not an error.
+//
+// Errors: every problem throws qmer::input_error with one line naming the file and, where there is
+// one, the 1-based record number: a missing, unreadable or directory path, a truncated or corrupt
+// gzip/BGZF stream (htslib's stream error state is checked at the end as well as on every read),
+// FASTQ quality length different from sequence length, a missing '+' line, a record that does not
+// start with the header character, binary bytes, a bad SAM/BAM/CRAM record. A reader never skips a
+// malformed record silently.
+//
+// Not thread-safe: one reader is used by one thread at a time (the pipeline's serial input stage).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "io/sequence_record.hpp"
+
+namespace qmer::io {
+
+enum class sequence_format { empty, fasta, fastq, sam, bam, cram, genbank, embl };
+
+// "FASTA", "FASTQ", "SAM", ... ("empty" for an empty input).
+std::string_view format_name(sequence_format format) noexcept;
+
+struct reader_options {
+    // Extra threads that inflate BGZF blocks (htslib's bgzf_mt; hts_set_threads for BAM/CRAM).
+    // 0 inflates in the calling thread. Plain gzip cannot be inflated in parallel and ignores it.
+    unsigned decompression_threads = 0;
+    // next_batch() stops adding records once the batch holds this many sequence bytes (a batch
+    // always takes at least one record, so a single record longer than the budget fills a batch),
+    // or once names, qualities and per-record entries reach about 3x it (many empty records).
+    size_t batch_bytes = record_batch::default_byte_budget;
+};
+
+class sequence_reader {
+  public:
+    // Opens path ("-" is standard input) and detects its format. Throws input_error.
+    explicit sequence_reader(std::string path, reader_options options = {});
+    ~sequence_reader();
+    sequence_reader(sequence_reader&&) noexcept;
+    sequence_reader& operator=(sequence_reader&&) noexcept;
+    sequence_reader(sequence_reader const&) = delete;
+    sequence_reader& operator=(sequence_reader const&) = delete;
+
+    // Clears batch and fills it with the next records, up to the byte budget. Returns false (and
+    // leaves batch empty) when no record is left. batch.first_record_number() is set.
+    bool next_batch(record_batch& batch);
+
+    // Appends the next record to batch (whatever it already holds, no budget). Returns false at the
+    // end of the input. For readers that need records one at a time (paired input).
+    bool read_record(record_batch& batch);
+
+    std::string const& path() const noexcept;
+    sequence_format format() const noexcept;
+    // Records handed out so far (the 1-based number of the last one).
+    uint64_t records_read() const noexcept;
+    reader_options const& options() const noexcept;
+
+    // The backends (FASTA/FASTQ, SAM/BAM/CRAM, GenBank/EMBL); defined in sequence_reader.cpp.
+    struct backend;
+
+  private:
+    std::string path_;
+    reader_options options_;
+    sequence_format format_ = sequence_format::empty;
+    uint64_t records_ = 0;
+    std::unique_ptr<backend> backend_;
+};
+
+}  // namespace qmer::io
