@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/filter/contract_suite.hpp"
+#include "core/qf/locally_locked.hpp"
 #include "core/qf/sequential.hpp"
 
 namespace qmer::test {
@@ -39,6 +40,39 @@ struct filter_maker<qf::sequential_filter> {
                                                        qf_remainder_bits(fpr));
     }
     static double expected_fpr(qf::sequential_filter const& f, size_t n) {
+        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+    }
+};
+
+// The fixed-size locally locked filter (growing off).
+template <>
+struct filter_maker<qf::locally_locked_filter> {
+    static constexpr bool fixed_capacity = true;
+    static constexpr double max_fill = 0.95;
+    static std::unique_ptr<qf::locally_locked_filter> make(size_t capacity, double fpr) {
+        return std::make_unique<qf::locally_locked_filter>(qf_quotient_bits(capacity),
+                                                           qf_remainder_bits(fpr));
+    }
+    static double expected_fpr(qf::locally_locked_filter const& f, size_t n) {
+        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+    }
+};
+
+// The locally locked filter with bounded growing, started at 1/8 of the requested capacity so the
+// contract suite drives it through three doublings. Its FPR is that of its q + r bits.
+struct growing_locally_locked : qf::locally_locked_filter {
+    growing_locally_locked(unsigned q, unsigned r)
+        : qf::locally_locked_filter(q, r, qf::growing_policy{true, 0.9}) {}
+};
+template <>
+struct filter_maker<growing_locally_locked> {
+    static constexpr bool fixed_capacity = false;
+    static constexpr double max_fill = 0.95;
+    static std::unique_ptr<growing_locally_locked> make(size_t capacity, double fpr) {
+        unsigned const q = qf_quotient_bits(capacity);
+        return std::make_unique<growing_locally_locked>(q - 3, qf_remainder_bits(fpr) + 3);
+    }
+    static double expected_fpr(growing_locally_locked const& f, size_t n) {
         return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
     }
 };

@@ -1,0 +1,881 @@
+#pragma once
+// The concurrent quotient filter with local locking (seed 001, section 3.2, Algorithm 1), with
+// optional bounded growing ("Growing concurrently", end of section 3.2).
+//
+// Concurrency: insert, contains, remove, try_insert_into_empty_canonical, canonical_slot_empty and
+// prefetch are safe from any number of threads at once. for_each_fingerprint, groups() and
+// memory_bytes() read a quiescent filter (no operation in flight). After insert(h) returns, every
+// contains(h) that starts later in any thread returns true, including during and after migrations.
+//
+// Layout: the slots of core/qf/sequential.hpp (remainder << 3 | occupied, continuation, shifted),
+// packed in 64-bit atomic groups (core/qf/slot_storage.hpp), no wrap-around: overflow_slots(q)
+// slots follow the 2^q canonical ones. The status combinations that never occur naturally are the
+// locks, stored in the table itself (no lock array):
+//   110, remainder 0  write lock: the first empty slot after a supercluster; one writer (insert or
+//                     remove) per supercluster. Released by overwriting it (insert) or with 000.
+//   110, remainder 1  migration lock (bounded growing): never released; the table is being copied.
+//   010               read lock: a cluster start (really 100) held by one operation; the holder
+//                     alone reads or changes its cluster, writers shifting through wait for it.
+// Lock order: write lock, then read lock on one's own cluster start, then waiting on read locks met
+// while shifting. Holders of read locks never wait for anything, so there is no cycle.
+//
+// Fast paths without locks (section 3.2 "Avoiding locks"): an insert into an empty canonical slot
+// is one CAS; a query whose canonical slot has no run, or whose answer lies within the one group
+// that holds the canonical slot (cluster start and whole run inside it, nothing locked), loads one
+// group.
+//
+// Writers change the table left to right, one group CAS at a time, and never make a cluster start
+// visible unlocked before the cluster behind it is complete: a group snapshot is always consistent
+// for any unlocked cluster start it contains (the basis of the one-group query).
+//
+// `full`: with growing off (or when no remainder bit is left to give up) insert answers full when
+// no empty slot follows its canonical slot. With growing on, reaching fill grow_at (or `full`)
+// doubles the table: q+1 quotient bits, r-1 remainder bits, same q+r bit fingerprint. Migration
+// runs in blocks claimed from an atomic counter by every thread that starts an insert or remove;
+// phase 1 migration-locks every empty slot (waiting for in-flight writers), phase 2 copies
+// superclusters into the new table (each block owns the superclusters starting in it, so the target
+// needs no locks). Queries never help: they keep reading the old table, which stays intact. Old
+// tables are kept until the filter is destroyed (they are at most as large as the current one
+// together), since a query may still be reading them; memory_bytes() counts them.
+//
+// FPR (section 2): n stored fingerprints of q + r bits give 1 - (1 - 2^-(q+r))^n ~ n / 2^(q+r); it
+// grows linearly with n and does not change when the table grows.
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/filter/filter.hpp"
+#include "core/qf/fingerprint.hpp"
+#include "core/qf/sequential.hpp"
+#include "core/qf/slot_storage.hpp"
+
+namespace qmer::qf {
+
+struct growing_policy {
+    bool enabled = false;
+    double grow_at = 0.9;  // delta_grow: fill of the canonical slots that triggers a doubling
+};
+
+namespace ll {
+
+// Slot predicates that see through the locks.
+inline uint64_t st(uint64_t v) noexcept {
+    return v & status::mask;
+}
+inline uint64_t rem(uint64_t v) noexcept {
+    return v >> 3;
+}
+inline bool has_element(uint64_t v) noexcept {
+    return st(v) != status::empty && st(v) != status::write_lock;
+}
+inline bool occupied(uint64_t v) noexcept {
+    return st(v) == status::read_lock || (st(v) != status::write_lock && (v & status::occupied));
+}
+inline bool continuation(uint64_t v) noexcept {
+    return st(v) != status::read_lock && st(v) != status::write_lock && (v & status::continuation);
+}
+inline bool shifted(uint64_t v) noexcept {
+    return v & status::shifted;
+}
+inline bool is_migration_lock(uint64_t v) noexcept {
+    return st(v) == status::write_lock && rem(v) != 0;
+}
+// The slot as the sequential layout has it (a read lock is a cluster start, a lock is empty).
+inline uint64_t normalized(uint64_t v) noexcept {
+    if (st(v) == status::read_lock) return (v & ~status::mask) | status::cluster_start;
+    if (st(v) == status::write_lock) return 0;
+    return v;
+}
+inline void pause() noexcept {
+    std::this_thread::yield();
+}
+
+struct table {
+    table(qf::geometry geo, size_t total)
+        : g(geo), total_slots(total), slots(total, geo.remainder_bits + 3) {}
+    qf::geometry g;
+    size_t total_slots;
+    grouped_slots slots;
+    // Removes in flight on this table; a migration waits for zero before locking (see remove()).
+    std::atomic<size_t> removers{0};
+
+    uint64_t get(size_t i) const noexcept { return slots.get(i); }
+};
+
+struct migration {
+    table* source = nullptr;
+    table* target = nullptr;
+    size_t blocks = 0;
+    size_t block_groups = 0;
+    std::atomic<bool> ready{false};  // no remove in flight on source any more
+    std::atomic<size_t> claim1{0}, done1{0}, claim2{0}, done2{0};
+};
+
+}  // namespace ll
+
+class locally_locked_filter {
+  public:
+    locally_locked_filter(unsigned quotient_bits, unsigned remainder_bits,
+                          growing_policy policy = {})
+        : policy_(policy) {
+        qf::geometry const g{quotient_bits, remainder_bits};
+        validate(g);
+        adopt(std::make_unique<ll::table>(g, g.canonical_slots() + overflow_slots(quotient_bits)));
+    }
+
+    // A filter from saved words (the index file): geometry, slot count and the raw groups as
+    // groups() gave them, and the element count.
+    locally_locked_filter(unsigned quotient_bits, unsigned remainder_bits, size_t total_slots,
+                          std::span<uint64_t const> words, size_t size, growing_policy policy = {})
+        : policy_(policy) {
+        qf::geometry const g{quotient_bits, remainder_bits};
+        validate(g);
+        if (total_slots < g.canonical_slots())
+            throw std::invalid_argument("quotient filter: fewer slots than canonical slots");
+        auto t = std::make_unique<ll::table>(g, total_slots);
+        if (words.size() != t->slots.group_count())
+            throw std::invalid_argument("quotient filter: word count does not match the geometry");
+        for (size_t i = 0; i < words.size(); ++i)
+            t->slots.groups()[i].store(words[i], std::memory_order_relaxed);
+        size_.store(size, std::memory_order_relaxed);
+        adopt(std::move(t));
+    }
+
+    locally_locked_filter(locally_locked_filter const&) = delete;
+    locally_locked_filter& operator=(locally_locked_filter const&) = delete;
+
+    insert_result insert(uint64_t h) {
+        for (;;) {
+            ll::table* t = table_for_writing();
+            switch (insert_into(*t, h)) {
+                case outcome::done:
+                    after_insert(t);
+                    return insert_result::inserted;
+                case outcome::present:
+                    return insert_result::already_present;
+                case outcome::full:
+                    if (!can_grow(*t)) return insert_result::full;
+                    start_migration(t);
+                    break;
+                case outcome::migrating:
+                    break;  // table_for_writing() helps, then we retry on the new table
+            }
+        }
+    }
+
+    bool contains(uint64_t h) const noexcept {
+        // acquire: the table we read was fully built (published with release by the migration).
+        return query(*current_.load(std::memory_order_acquire), h);
+    }
+
+    // Removes h's fingerprint if stored (false otherwise). Takes the write lock, then the read lock
+    // (section 3.2), and rebuilds the cluster with the fingerprint left out.
+    bool remove(uint64_t h) {
+        for (;;) {
+            ll::table* t = table_for_writing();
+            // Dekker handshake with start_migration(): both sides are seq_cst, so either this
+            // remove sees the migration (and steps back to help), or the migration sees this
+            // remove in the counter and waits for it before locking anything.
+            t->removers.fetch_add(1, std::memory_order_seq_cst);
+            if (migration_.load(std::memory_order_seq_cst) != nullptr) {
+                t->removers.fetch_sub(1, std::memory_order_release);
+                continue;
+            }
+            bool const removed = remove_from(*t, h);
+            t->removers.fetch_sub(1, std::memory_order_release);
+            if (removed) size_.fetch_sub(1, std::memory_order_relaxed);
+            return removed;
+        }
+    }
+
+    // Cascading inserts (expandable filter): stores h only if its canonical slot is empty, with one
+    // CAS. True if stored; false if the slot holds something (nothing changed).
+    bool try_insert_into_empty_canonical(uint64_t h) {
+        for (;;) {
+            ll::table* t = table_for_writing();
+            auto& s = t->slots;
+            uint64_t const q = t->g.quotient(h);
+            size_t const g = s.group_of(q);
+            unsigned const i = s.index_in_group(q);
+            uint64_t gv = s.load_group(g);
+            for (;;) {
+                uint64_t const v = grouped_slots::slot_in(gv, i, s.slot_bits());
+                if (ll::is_migration_lock(v)) break;  // help, then retry on the new table
+                if (ll::st(v) != status::empty) return false;
+                uint64_t const nv = grouped_slots::with_slot(
+                    gv, i, s.slot_bits(), (t->g.remainder(h) << 3) | status::cluster_start);
+                if (s.cas_group(g, gv, nv)) {
+                    after_insert(t);
+                    return true;
+                }
+            }
+        }
+    }
+
+    // True if h's canonical slot holds no element (so h's level cannot hold h's run start there).
+    bool canonical_slot_empty(uint64_t h) const noexcept {
+        ll::table const* t = current_.load(std::memory_order_acquire);
+        return !ll::has_element(t->get(t->g.quotient(h)));
+    }
+
+    // Batched queries: prefetch the groups of the next hashes, then contains() them.
+    void prefetch(uint64_t h) const noexcept {
+        ll::table const* t = current_.load(std::memory_order_acquire);
+        t->slots.prefetch(t->g.quotient(h));
+    }
+
+    qf::geometry geometry() const noexcept { return current_.load(std::memory_order_acquire)->g; }
+    size_t total_slots() const noexcept {
+        return current_.load(std::memory_order_acquire)->total_slots;
+    }
+    size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+    size_t capacity() const noexcept { return static_cast<size_t>(geometry().canonical_slots()); }
+    size_t memory_bytes() const noexcept {
+        size_t bytes = sizeof(*this);
+        for (auto const& t : tables_) bytes += t->slots.memory_bytes();
+        return bytes;
+    }
+    double false_positive_rate() const noexcept {
+        return -std::expm1(
+            static_cast<double>(size()) *
+            std::log1p(-std::ldexp(1.0, -static_cast<int>(geometry().fingerprint_bits()))));
+    }
+    growing_policy const& policy() const noexcept { return policy_; }
+    size_t growths() const noexcept { return tables_.size() - 1; }
+
+    // Quiescent only. The current table's raw words (index file).
+    std::span<std::atomic<uint64_t> const> groups() const noexcept {
+        return std::as_const(*current_.load(std::memory_order_acquire)).slots.groups();
+    }
+
+    // Quiescent only. f(fingerprint) for every stored fingerprint, increasing.
+    template <typename F>
+    void for_each_fingerprint(F&& f) const {
+        ll::table const& t = *current_.load(std::memory_order_acquire);
+        uint64_t quot = 0;
+        for (size_t i = 0; i < t.total_slots; ++i) {
+            uint64_t const v = t.get(i);
+            if (!ll::has_element(v)) continue;
+            if (!ll::shifted(v)) {
+                quot = i;
+            } else if (!ll::continuation(v)) {
+                do ++quot;
+                while (!ll::occupied(t.get(quot)));
+            }
+            f(t.g.fingerprint_of(quot, ll::rem(v)));
+        }
+    }
+
+  private:
+    enum class outcome { done, present, full, migrating };
+
+    static void validate(qf::geometry const& g) {
+        g.validate();
+        if (g.remainder_bits + 3 > 64)
+            throw std::invalid_argument("quotient filter: remainder bits + 3 must fit 64");
+    }
+
+    void adopt(std::unique_ptr<ll::table> t) {
+        current_.store(t.get(), std::memory_order_release);
+        tables_.push_back(std::move(t));
+    }
+
+    bool can_grow(ll::table const& t) const noexcept {
+        return policy_.enabled && t.g.remainder_bits >= 2 && t.g.quotient_bits < 40;
+    }
+
+    void after_insert(ll::table* t) {
+        // relaxed: the count only triggers growth and answers size(); no data depends on it.
+        size_t const n = size_.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (can_grow(*t) &&
+            static_cast<double>(n) >= policy_.grow_at * static_cast<double>(t->g.canonical_slots()))
+            start_migration(t);
+    }
+
+    // The table an insert or remove works on: helps a running migration to its end first.
+    ll::table* table_for_writing() {
+        if (policy_.enabled) {
+            // acquire: pairs with the release store of the migration pointer.
+            ll::migration* m = migration_.load(std::memory_order_acquire);
+            if (m != nullptr) help(*m);
+        }
+        return current_.load(std::memory_order_acquire);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Blocks A-E: insert.
+    static outcome insert_into(ll::table& t, uint64_t h) {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        uint64_t const q = t.g.quotient(h);
+        uint64_t const r = t.g.remainder(h);
+        for (;;) {
+            // Block A: trivial insert into an empty canonical slot, one CAS.
+            size_t const gq = s.group_of(q);
+            unsigned const iq = s.index_in_group(q);
+            uint64_t gv = s.load_group(gq);
+            uint64_t v = grouped_slots::slot_in(gv, iq, bits);
+            if (ll::st(v) == status::empty) {
+                if (s.cas_group(
+                        gq, gv,
+                        grouped_slots::with_slot(gv, iq, bits, (r << 3) | status::cluster_start)))
+                    return outcome::done;
+                continue;
+            }
+            if (ll::is_migration_lock(v)) return outcome::migrating;
+            // Block B: write lock the first empty slot right of q.
+            size_t w = 0;
+            switch (acquire_write_lock(t, q, w)) {
+                case lock_result::locked:
+                    break;
+                case lock_result::retry:
+                    continue;
+                case lock_result::full:
+                    return outcome::full;
+                case lock_result::migrating:
+                    return outcome::migrating;
+            }
+            // Block C: read lock our cluster start. No remove can change this supercluster while
+            // we hold its write lock, so the slots between it and q stay shifted.
+            size_t const c = acquire_read_lock_from(t, q);
+            if (c == no_slot) {
+                release_write_lock(t, w);
+                continue;
+            }
+            return insert_locked(t, q, r, c, w);
+        }
+    }
+
+    enum class lock_result { locked, retry, full, migrating };
+
+    // Block B. Scans right from q for the first empty slot and locks it (110, remainder 0). A write
+    // lock met on the way belongs to another writer of this supercluster: wait for it, then start
+    // over from q (a remove may have opened a hole behind the scan). An empty q means the trivial
+    // insert is possible again: retry.
+    static lock_result acquire_write_lock(ll::table& t, uint64_t q, size_t& w) {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        for (size_t i = q; i < t.total_slots;) {
+            size_t const g = s.group_of(i);
+            unsigned const k = s.index_in_group(i);
+            uint64_t gv = s.load_group(g);
+            uint64_t const v = grouped_slots::slot_in(gv, k, bits);
+            if (ll::st(v) == status::write_lock) {
+                if (ll::rem(v) != 0) return lock_result::migrating;
+                while (s.get(i) == v) ll::pause();
+                return lock_result::retry;
+            }
+            if (ll::st(v) == status::empty) {
+                if (i == q) return lock_result::retry;
+                if (s.cas_group(g, gv, grouped_slots::with_slot(gv, k, bits, status::write_lock))) {
+                    w = i;
+                    return lock_result::locked;
+                }
+                continue;  // the group changed: re-examine this slot
+            }
+            ++i;
+        }
+        return lock_result::full;
+    }
+
+    // Block C / G: scan left from q to the cluster start and read lock it (100 -> 010). Waits on a
+    // read lock. Only for callers holding the supercluster's write lock (the cluster cannot
+    // change).
+    static constexpr size_t no_slot = ~size_t{0};
+    static size_t acquire_read_lock_from(ll::table& t, uint64_t q) {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        size_t c = q;
+        for (;;) {
+            size_t const g = s.group_of(c);
+            unsigned const k = s.index_in_group(c);
+            uint64_t gv = s.load_group(g);
+            uint64_t const v = grouped_slots::slot_in(gv, k, bits);
+            if (ll::st(v) == status::read_lock) {
+                ll::pause();
+                continue;
+            }
+            if (ll::st(v) == status::cluster_start) {
+                if (s.cas_group(g, gv,
+                                grouped_slots::with_slot(gv, k, bits,
+                                                         (v & ~status::mask) | status::read_lock)))
+                    return c;
+                continue;
+            }
+            // A shifted element: the cluster starts further left. A hole cannot appear while we
+            // hold the write lock; should the table say otherwise, the caller starts over.
+            if (!ll::has_element(v) || c == 0) return no_slot;
+            --c;
+        }
+    }
+
+    static void release_read_lock(ll::table& t, size_t c, uint64_t final_value) {
+        auto& s = t.slots;
+        size_t const g = s.group_of(c);
+        unsigned const k = s.index_in_group(c);
+        uint64_t gv = s.load_group(g);
+        // acq_rel CAS: release publishes every write made under the lock to the next holder.
+        while (!s.cas_group(g, gv, grouped_slots::with_slot(gv, k, s.slot_bits(), final_value))) {
+        }
+    }
+
+    static void release_write_lock(ll::table& t, size_t w) {
+        release_read_lock(t, w, status::empty);
+    }
+
+    // Writes new slot values for positions [lo, lo + vals.size()) left to right, one group CAS at a
+    // time. Waits while a slot to be overwritten is read locked by someone else (a query holding a
+    // later cluster of our supercluster): section 3.2, Block E. `own` is our read-locked slot.
+    static void write_range(ll::table& t, size_t lo, std::vector<uint64_t> const& vals,
+                            size_t own) {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        size_t const hi = lo + vals.size();
+        size_t i = lo;
+        while (i < hi) {
+            size_t const g = s.group_of(i);
+            size_t const first = i;
+            size_t const last = std::min(hi, (g + 1) * size_t{s.slots_per_group()});
+            uint64_t gv = s.load_group(g);
+            for (;;) {
+                bool locked_by_other = false;
+                uint64_t nv = gv;
+                for (size_t j = first; j < last; ++j) {
+                    unsigned const k = s.index_in_group(j);
+                    uint64_t const cur = grouped_slots::slot_in(gv, k, bits);
+                    if (j != own && ll::st(cur) == status::read_lock && cur != vals[j - lo])
+                        locked_by_other = true;
+                    nv = grouped_slots::with_slot(nv, k, bits, vals[j - lo]);
+                }
+                if (locked_by_other) {
+                    ll::pause();
+                    gv = s.load_group(g);
+                    continue;
+                }
+                if (nv == gv || s.cas_group(g, gv, nv)) break;
+            }
+            i = last;
+        }
+    }
+
+    // Blocks D-E under both locks: decode [c, w], insert like the sequential filter, write back.
+    static outcome insert_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
+        thread_local std::vector<uint64_t> buf, out;
+        size_t const n = w - c + 1;
+        buf.resize(n);
+        for (size_t i = 0; i < n; ++i) buf[i] = ll::normalized(t.get(c + i));
+        auto occ = [&](size_t i) { return (buf[i - c] & status::occupied) != 0; };
+        auto cont = [&](size_t i) { return (buf[i - c] & status::continuation) != 0; };
+        bool const had_run = occ(q);
+        buf[q - c] |= status::occupied;
+        // Block D: where run q begins, counting runs from the cluster start.
+        size_t b = c, s = c;
+        while (b != q) {
+            do ++s;
+            while (cont(s));
+            do ++b;
+            while (!occ(b));
+        }
+        size_t p = s;
+        if (had_run) {
+            for (;;) {
+                uint64_t const x = buf[p - c] >> 3;
+                if (x == r) {
+                    release_read_lock(t, c, (buf[0] & ~status::mask) | status::cluster_start);
+                    release_write_lock(t, w);
+                    return outcome::present;
+                }
+                if (x > r) break;
+                ++p;
+                if (p >= w || !cont(p)) break;
+            }
+        }
+        // Block E: shift [p, w) right by one into the write-locked slot w.
+        out.assign(buf.begin() + static_cast<std::ptrdiff_t>(q - c), buf.end());
+        uint64_t element = (r << 3) | (p != q ? status::shifted : 0) |
+                           (had_run && p != s ? status::continuation : 0);
+        bool const displaced_run_start = had_run && p == s;
+        for (size_t i = p; i <= w; ++i) {
+            uint64_t const old = buf[i - c];
+            uint64_t old_element = old & ~status::occupied;
+            if (i == p && displaced_run_start) old_element |= status::continuation;
+            out[i - q] = element | (old & status::occupied);
+            element = old_element | status::shifted;
+        }
+        // The cluster start stays read locked until everything behind it is written.
+        uint64_t const start_value = q == c ? out[0] : buf[0];
+        if (q == c) out[0] = (out[0] & ~status::mask) | status::read_lock;
+        write_range(t, q, out, c);
+        release_read_lock(t, c, (start_value & ~status::mask) | status::cluster_start);
+        return outcome::done;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Blocks F-I: query.
+    static bool query(ll::table& t, uint64_t h) noexcept {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        uint64_t const q = t.g.quotient(h);
+        uint64_t const r = t.g.remainder(h);
+        // Block F: the answer from the canonical slot's group alone.
+        uint64_t const gv = s.load_group(s.group_of(q));
+        unsigned const iq = s.index_in_group(q);
+        uint64_t const v = grouped_slots::slot_in(gv, iq, bits);
+        if (!ll::occupied(v)) return false;
+        if (ll::st(v) == status::cluster_start && ll::rem(v) == r) return true;
+        int const local = query_in_group(gv, iq, s.slots_per_group(), bits, r);
+        if (local >= 0) return local == 1;
+        return query_locked(t, q, r);
+    }
+
+    // -1 when the group cannot answer: its cluster start must be inside the group and unlocked, and
+    // the run must end inside the group. A group snapshot is consistent for such a cluster (see
+    // top).
+    static int query_in_group(uint64_t gv, unsigned iq, unsigned spg, unsigned bits,
+                              uint64_t r) noexcept {
+        auto at = [&](unsigned i) { return grouped_slots::slot_in(gv, i, bits); };
+        unsigned c = iq;
+        for (;;) {
+            uint64_t const v = at(c);
+            if (!ll::has_element(v) || ll::st(v) == status::read_lock) return -1;
+            if (ll::st(v) == status::cluster_start) break;
+            if (c == 0) return -1;
+            --c;
+        }
+        unsigned b = c, s = c;
+        while (b != iq) {
+            do {
+                if (++s >= spg) return -1;
+            } while (ll::continuation(at(s)));
+            do ++b;
+            while (!ll::occupied(at(b)));
+        }
+        for (unsigned i = s;;) {
+            uint64_t const x = ll::rem(at(i));
+            if (x == r) return 1;
+            if (x > r) return 0;
+            if (++i >= spg) return -1;
+            if (!ll::continuation(at(i))) return 0;
+        }
+    }
+
+    // Blocks G-I: read lock the cluster start, check it still starts q's cluster (a concurrent
+    // remove may have split the cluster or emptied slots while we scanned), then search the run.
+    static bool query_locked(ll::table& t, uint64_t q, uint64_t r) noexcept {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        for (;;) {
+            size_t c = q;
+            bool restart = false;
+            for (;;) {
+                size_t const g = s.group_of(c);
+                unsigned const k = s.index_in_group(c);
+                uint64_t gv = s.load_group(g);
+                uint64_t const v = grouped_slots::slot_in(gv, k, bits);
+                if (ll::st(v) == status::read_lock) {
+                    ll::pause();
+                    continue;
+                }
+                if (ll::st(v) == status::cluster_start) {
+                    if (s.cas_group(g, gv,
+                                    grouped_slots::with_slot(
+                                        gv, k, bits, (v & ~status::mask) | status::read_lock)))
+                        break;
+                    continue;
+                }
+                if (!ll::has_element(v) || c == 0) {
+                    restart = true;  // a hole: the table changed under the scan
+                    break;
+                }
+                --c;
+            }
+            if (restart) {
+                if (!ll::occupied(t.get(q))) return false;
+                ll::pause();
+                continue;
+            }
+            // Under the lock: every slot in (c, q] must still be shifted, i.e. in c's cluster.
+            bool valid = true;
+            for (size_t i = c + 1; i <= q && valid; ++i) {
+                uint64_t const x = t.get(i);
+                valid = ll::has_element(x) && ll::shifted(x);
+            }
+            uint64_t const start = t.get(c);
+            uint64_t const start_unlocked = (start & ~status::mask) | status::cluster_start;
+            if (!valid) {
+                release_read_lock(t, c, start_unlocked);
+                continue;
+            }
+            bool found = false;
+            if (ll::occupied(t.get(q))) {
+                // Block H: find run q.
+                size_t b = c, p = c;
+                while (b != q) {
+                    do ++p;
+                    while (ll::continuation(t.get(p)));
+                    do ++b;
+                    while (!ll::occupied(t.get(b)));
+                }
+                // Block I: search the sorted run.
+                for (;;) {
+                    uint64_t const x = ll::rem(t.get(p));
+                    if (x >= r) {
+                        found = x == r;
+                        break;
+                    }
+                    ++p;
+                    if (p >= t.total_slots || !ll::continuation(t.get(p))) break;
+                }
+            }
+            release_read_lock(t, c, start_unlocked);
+            return found;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Remove: write lock, read lock, rebuild the cluster without the fingerprint.
+    static bool remove_from(ll::table& t, uint64_t h) {
+        uint64_t const q = t.g.quotient(h);
+        uint64_t const r = t.g.remainder(h);
+        for (;;) {
+            uint64_t const v = t.get(q);
+            if (!ll::occupied(v)) return false;
+            size_t w = 0;
+            switch (acquire_write_lock(t, q, w)) {
+                case lock_result::locked:
+                    break;
+                case lock_result::retry:
+                    continue;
+                case lock_result::full:  // no empty slot right of q: cannot happen while q has a
+                                         // run
+                case lock_result::migrating:
+                    return false;  // excluded by the removers handshake
+            }
+            size_t const c = acquire_read_lock_from(t, q);
+            if (c == no_slot) {
+                release_write_lock(t, w);
+                continue;
+            }
+            return remove_locked(t, q, r, c, w);
+        }
+    }
+
+    static bool remove_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
+        thread_local std::vector<uint64_t> buf, out;
+        thread_local std::vector<std::pair<uint64_t, uint64_t>> entries;
+        size_t const n = w - c;
+        buf.resize(n);
+        for (size_t i = 0; i < n; ++i) buf[i] = ll::normalized(t.get(c + i));
+        // Decode c's cluster.
+        entries.clear();
+        uint64_t quot = c;
+        size_t end = c;
+        for (; end < w; ++end) {
+            uint64_t const x = buf[end - c];
+            if (end != c && !(x & status::shifted)) break;
+            if (end != c && !(x & status::continuation)) {
+                do ++quot;
+                while (!(buf[quot - c] & status::occupied));
+            }
+            entries.emplace_back(quot, x >> 3);
+        }
+        auto const it = std::find(entries.begin(), entries.end(), std::pair{q, r});
+        uint64_t const start_unlocked = (buf[0] & ~status::mask) | status::cluster_start;
+        if (it == entries.end()) {
+            release_read_lock(t, c, start_unlocked);
+            release_write_lock(t, w);
+            return false;
+        }
+        entries.erase(it);
+        // Rebuild [c, end): each entry at the first free position at or after its quotient.
+        out.assign(end - c, 0);
+        size_t next = c;
+        uint64_t prev_q = ~uint64_t{0};
+        for (auto [eq, er] : entries) {
+            size_t const pos = std::max<size_t>(eq, next);
+            out[eq - c] |= status::occupied;
+            out[pos - c] |= (er << 3) | (pos != eq ? status::shifted : 0) |
+                            (eq == prev_q ? status::continuation : 0);
+            prev_q = eq;
+            next = pos + 1;
+        }
+        // New cluster starts (and c) stay read locked until the whole cluster is written.
+        std::vector<size_t> starts;
+        for (size_t i = 0; i < out.size(); ++i)
+            if (ll::st(out[i]) == status::cluster_start) {
+                starts.push_back(c + i);
+                out[i] = (out[i] & ~status::mask) | status::read_lock;
+            }
+        std::vector<uint64_t> finals;
+        for (size_t x : starts)
+            finals.push_back((out[x - c] & ~status::mask) | status::cluster_start);
+        if (ll::st(out[0]) != status::read_lock) {
+            // c emptied (its single element removed): keep it locked while writing the rest.
+            uint64_t const final_c = out[0];
+            out[0] = (buf[0] & ~status::mask) | status::read_lock;
+            write_range(t, c, out, c);
+            release_read_lock(t, c, final_c);
+        } else {
+            write_range(t, c, out, c);
+        }
+        for (size_t i = 0; i < starts.size(); ++i) release_read_lock(t, starts[i], finals[i]);
+        release_write_lock(t, w);
+        return true;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Bounded growing.
+    void start_migration(ll::table* t) {
+        ll::migration* m = nullptr;
+        {
+            std::lock_guard lock(grow_mutex_);
+            if (current_.load(std::memory_order_acquire) != t ||
+                migration_.load(std::memory_order_acquire) != nullptr)
+                return;  // someone else grew it, or is growing it
+            qf::geometry const g = t->g.grown();
+            size_t const total = std::max<size_t>(
+                g.canonical_slots() + overflow_slots(g.quotient_bits), 2 * t->total_slots);
+            tables_.push_back(std::make_unique<ll::table>(g, total));
+            auto mig = std::make_unique<ll::migration>();
+            mig->source = t;
+            mig->target = tables_.back().get();
+            mig->block_groups = 1024;
+            mig->blocks = (t->slots.group_count() + mig->block_groups - 1) / mig->block_groups;
+            m = mig.get();
+            migrations_.push_back(std::move(mig));
+            // seq_cst: the store side of the handshake with remove().
+            migration_.store(m, std::memory_order_seq_cst);
+        }
+        while (t->removers.load(std::memory_order_seq_cst) != 0) ll::pause();
+        m->ready.store(true, std::memory_order_release);
+        help(*m);
+    }
+
+    void help(ll::migration& m) {
+        while (!m.ready.load(std::memory_order_acquire)) {
+            if (current_.load(std::memory_order_acquire) != m.source) return;
+            ll::pause();
+        }
+        ll::table& src = *m.source;
+        // Phase 1: migration-lock every empty slot, block by block. relaxed claim: the counter
+        // only hands out block numbers; done1 (acq_rel) orders the work.
+        for (size_t b; (b = m.claim1.fetch_add(1, std::memory_order_relaxed)) < m.blocks;) {
+            lock_block(src, b * m.block_groups,
+                       std::min(src.slots.group_count(), (b + 1) * m.block_groups));
+            m.done1.fetch_add(1, std::memory_order_acq_rel);
+        }
+        while (m.done1.load(std::memory_order_acquire) < m.blocks) ll::pause();
+        // Phase 2: the source is frozen (only read locks come and go); copy superclusters.
+        size_t const spg = src.slots.slots_per_group();
+        for (size_t b; (b = m.claim2.fetch_add(1, std::memory_order_relaxed)) < m.blocks;) {
+            copy_block(src, *m.target, b * m.block_groups * spg,
+                       std::min(src.total_slots, (b + 1) * m.block_groups * spg));
+            m.done2.fetch_add(1, std::memory_order_acq_rel);
+        }
+        while (m.done2.load(std::memory_order_acquire) < m.blocks) ll::pause();
+        // Publish: acq_rel on done2 made every helper's target writes visible here; the release
+        // store of current_ hands them to every thread that loads the new table.
+        ll::table* expected = m.source;
+        if (current_.compare_exchange_strong(expected, m.target, std::memory_order_acq_rel))
+            migration_.store(nullptr, std::memory_order_release);
+    }
+
+    // Phase 1 for groups [g0, g1): every empty slot becomes a migration lock (110, remainder 1).
+    // A write lock (an insert or remove in flight) is waited out first: that writer finishes in the
+    // old table and its work is copied in phase 2.
+    static void lock_block(ll::table& t, size_t g0, size_t g1) {
+        auto& s = t.slots;
+        unsigned const bits = s.slot_bits();
+        unsigned const spg = s.slots_per_group();
+        for (size_t g = g0; g < g1; ++g) {
+            uint64_t gv = s.load_group(g);
+            for (;;) {
+                uint64_t nv = gv;
+                bool writer = false;
+                for (unsigned k = 0; k < spg && g * spg + k < t.total_slots; ++k) {
+                    uint64_t const v = grouped_slots::slot_in(gv, k, bits);
+                    if (ll::st(v) == status::empty)
+                        nv = grouped_slots::with_slot(nv, k, bits, (1u << 3) | status::write_lock);
+                    else if (ll::st(v) == status::write_lock && ll::rem(v) == 0)
+                        writer = true;
+                }
+                if (writer) {
+                    ll::pause();
+                    gv = s.load_group(g);
+                    continue;
+                }
+                if (nv == gv || s.cas_group(g, gv, nv)) break;
+            }
+        }
+    }
+
+    // Phase 2 for source slots [lo, hi): copies every supercluster that starts there (the last may
+    // run past hi). Elements come out in fingerprint order, so each goes to the first free target
+    // position at or after its new quotient. A supercluster of old positions [s, e) lands at target
+    // positions below 2e, before the next one's first quotient 2(e+1): blocks never share a target
+    // slot, and the target's slots are written with fetch_or on zeroed groups (each bit once).
+    static void copy_block(ll::table const& src, ll::table& dst, size_t lo, size_t hi) {
+        size_t p = lo;
+        if (p > 0 && ll::has_element(src.get(p - 1)))
+            while (p < src.total_slots && ll::has_element(src.get(p))) ++p;
+        unsigned const new_r = dst.g.remainder_bits;
+        uint64_t const new_mask = dst.g.remainder_mask();
+        auto& ds = dst.slots;
+        auto put = [&](size_t pos, uint64_t bitsv) {
+            unsigned const shift = ds.index_in_group(pos) * ds.slot_bits();
+            // relaxed: published by the done2 / current_ chain in help().
+            ds.groups()[ds.group_of(pos)].fetch_or(bitsv << shift, std::memory_order_relaxed);
+        };
+        while (p < hi) {
+            if (!ll::has_element(src.get(p))) {
+                ++p;
+                continue;
+            }
+            uint64_t quot = p;
+            size_t next = 0;
+            uint64_t prev_q = ~uint64_t{0};
+            size_t i = p;
+            for (; i < src.total_slots; ++i) {
+                uint64_t const v = src.get(i);
+                if (!ll::has_element(v)) break;
+                if (!ll::shifted(v)) {
+                    quot = i;
+                } else if (!ll::continuation(v)) {
+                    do ++quot;
+                    while (!ll::occupied(src.get(quot)));
+                }
+                uint64_t const fp = src.g.fingerprint_of(quot, ll::rem(v));
+                uint64_t const nq = fp >> new_r;
+                size_t const pos = std::max<size_t>(nq, next);
+                put(nq, status::occupied);
+                put(pos, ((fp & new_mask) << 3) | (pos != nq ? status::shifted : 0) |
+                             (nq == prev_q ? status::continuation : 0));
+                prev_q = nq;
+                next = pos + 1;
+            }
+            p = i;
+        }
+    }
+
+    growing_policy policy_;
+    std::atomic<ll::table*> current_{nullptr};
+    std::atomic<ll::migration*> migration_{nullptr};
+    std::atomic<size_t> size_{0};
+    std::mutex grow_mutex_;
+    std::vector<std::unique_ptr<ll::table>> tables_;  // every table ever used (see top)
+    std::vector<std::unique_ptr<ll::migration>> migrations_;
+};
+
+static_assert(amq_filter<locally_locked_filter>);
+
+}  // namespace qmer::qf
