@@ -224,11 +224,9 @@ bool sequence_reader::read_record(record_batch& batch) {
 
 bool sequence_reader::next_batch(record_batch& batch) {
     batch.clear(records_ + 1);
-    // The budget counts sequence bytes; names, qualities and per-record entries are capped at a few
-    // times it as well, so that a file of empty records cannot make one batch hold all of them.
-    size_t const budget = options_.batch_bytes;
-    while (batch.empty() || (batch.sequence_bytes() < budget &&
-                             batch.stored_bytes() + 32 * batch.size() < 3 * budget)) {
+    while (batch.empty() ||
+           !record_batch::budget_reached(batch.sequence_bytes(), batch.stored_bytes(), batch.size(),
+                                         options_.batch_bytes)) {
         if (!read_record(batch)) break;
     }
     return !batch.empty();

@@ -50,8 +50,8 @@ struct reader_options {
     // 0 inflates in the calling thread. Plain gzip cannot be inflated in parallel and ignores it.
     unsigned decompression_threads = 0;
     // next_batch() stops adding records once the batch holds this many sequence bytes (a batch
-    // always takes at least one record, so a single record longer than the budget fills a batch),
-    // or once names, qualities and per-record entries reach about 3x it (many empty records).
+    // always takes at least one record, so a single record longer than the budget fills a batch);
+    // record_batch::budget_reached has the whole rule.
     size_t batch_bytes = record_batch::default_byte_budget;
 };
 

@@ -66,6 +66,16 @@ class record_batch {
         entries_.swap(other.entries_);
     }
 
+    // The rule readers fill batches by: stop once the sequence bytes reach the budget, or once all
+    // bytes reach 4x it (long names, qualities), or once there are max(1024, budget / 8) records
+    // (so that a file of empty records cannot put all of them, at 40 bytes of entry each, into one
+    // batch). Reads of 150 bp under the default budget stop on the first rule, at ~28,000 records.
+    static bool budget_reached(size_t sequence_bytes, size_t stored_bytes, size_t records,
+                               size_t budget) noexcept {
+        size_t const record_cap = budget / 8 > 1024 ? budget / 8 : 1024;
+        return sequence_bytes >= budget || stored_bytes >= 4 * budget || records >= record_cap;
+    }
+
     // Forgets the records, keeps the memory. first_record_number is the 1-based number (in its
     // input) of the record that will be appended first.
     void clear(uint64_t first_record_number = 1) noexcept {

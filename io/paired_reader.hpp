@@ -1,0 +1,65 @@
+#pragma once
+// Paired-end input: two files read in lockstep (mate 1 in one, mate 2 in the other, same order), or
+// one interleaved file (mate 1, mate 2, mate 1, ...). Any format sequence_reader takes.
+//
+// Each batch holds the same number of records on both sides: first[i] and second[i] are mates.
+// Mates must have the same name once a trailing "/1" or "/2" is removed (names end at the first
+// whitespace, so Illumina's "name 1:N:0" / "name 2:N:0" pairs compare equal). These throw
+// qmer::input_error naming the file(s) and the pair (and record) number:
+//   - mate names that differ (the files are out of step, or not mates at all),
+//   - one of two files ending before the other (either way round),
+//   - an interleaved file with an odd number of records.
+// Two empty inputs (or one empty interleaved input) are an empty paired input.
+// Not thread-safe: used by the pipeline's serial input stage.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "io/sequence_reader.hpp"
+#include "io/sequence_record.hpp"
+
+namespace qmer::io {
+
+struct paired_batch {
+    record_batch first;   // mate 1 of each pair
+    record_batch second;  // mate 2 of each pair, same index
+    size_t size() const noexcept { return first.size(); }
+    bool empty() const noexcept { return first.empty(); }
+    // 1-based number of the batch's first pair (also first.first_record_number()).
+    uint64_t first_pair_number() const noexcept { return first.first_record_number(); }
+};
+
+// The name two mates share: name without a trailing "/1" or "/2".
+std::string_view mate_base_name(std::string_view name) noexcept;
+
+class paired_reader {
+  public:
+    // Two files in lockstep. The byte budget of options counts both mates' sequence.
+    paired_reader(std::string path1, std::string path2, reader_options options = {});
+    // One interleaved file.
+    explicit paired_reader(std::string interleaved_path, reader_options options = {});
+
+    // Clears batch and fills it with the next pairs, up to the byte budget. Returns false (batch
+    // empty) when no pair is left. Throws input_error as described above.
+    bool next_batch(paired_batch& batch);
+
+    bool interleaved() const noexcept { return !second_.has_value(); }
+    // path1 is the interleaved file for interleaved input; path2 is then empty.
+    std::string const& path1() const noexcept { return first_.path(); }
+    std::string const& path2() const noexcept;
+    uint64_t pairs_read() const noexcept { return pairs_; }
+    sequence_reader const& reader1() const noexcept { return first_; }
+
+  private:
+    bool read_pair(paired_batch& batch);
+    void check_names(paired_batch const& batch) const;
+
+    reader_options options_;
+    sequence_reader first_;
+    std::optional<sequence_reader> second_;
+    uint64_t pairs_ = 0;
+};
+
+}  // namespace qmer::io
