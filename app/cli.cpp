@@ -109,9 +109,13 @@ int run_cli(int argc, char** argv) {
         throw usage_error(std::string(e.what()) + " (see 'qmer --help')");
     }
 
-    if (*index_cmd)
+    if (*index_cmd) {
+        for (int i = 0; i < argc; ++i) {
+            if (i) index.command_line += ' ';
+            index.command_line += argv[i];
+        }
         run_index(index);
-    else if (*query_cmd)
+    } else if (*query_cmd)
         run_query(query);
     else if (*info_cmd)
         run_info(info);

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <htslib/bgzf.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -18,7 +20,32 @@ bool is_direct_output(std::string const& path) {
     return !S_ISREG(st.st_mode);
 }
 
-output_file::output_file(std::string path) : path_(std::move(path)) {
+namespace {
+bool wants_compression(std::string const& path) {
+    auto const ends_with = [&](std::string_view suffix) {
+        return path.size() > suffix.size() &&
+               path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return path != "-" && (ends_with(".gz") || ends_with(".bgz"));
+}
+}  // namespace
+
+output_file::output_file(std::string path, output_options options) : path_(std::move(path)) {
+    open_stream();
+    if (options.compress_by_name && wants_compression(path_)) {
+        // BGZF takes over the descriptor; the FILE* is only kept as its owner until then.
+        int const fd = ::dup(::fileno(file_));
+        if (fd < 0) fail("cannot open for compression");
+        bgzf_ = ::bgzf_dopen(fd, "w");
+        if (!bgzf_) {
+            ::close(fd);
+            fail("cannot open for compression");
+        }
+        if (options.threads > 0) ::bgzf_mt(bgzf_, static_cast<int>(options.threads), 256);
+    }
+}
+
+void output_file::open_stream() {
     if (path_ == "-") {
         file_ = stdout;
         owns_stream_ = false;
@@ -61,11 +88,20 @@ output_file::~output_file() {
 
 void output_file::write(void const* data, size_t size) {
     if (size == 0) return;
+    if (bgzf_) {
+        if (::bgzf_write(bgzf_, data, size) != static_cast<ssize_t>(size)) fail("write failed");
+        return;
+    }
     if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
 }
 
 void output_file::commit() {
     if (done_) return;
+    if (bgzf_) {
+        BGZF* b = bgzf_;
+        bgzf_ = nullptr;
+        if (::bgzf_close(b) != 0) fail("write failed while compressing");
+    }
     if (std::fflush(file_) != 0) fail("write failed");
     if (owns_stream_) {
         std::FILE* f = file_;
@@ -89,6 +125,8 @@ void output_file::commit() {
 void output_file::discard() noexcept {
     if (done_) return;
     done_ = true;
+    if (bgzf_) ::bgzf_close(bgzf_);
+    bgzf_ = nullptr;
     if (file_ && owns_stream_) std::fclose(file_);
     file_ = nullptr;
     if (!direct_ && !written_.empty()) ::unlink(written_.c_str());

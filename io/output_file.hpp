@@ -15,11 +15,18 @@
 #include <string>
 #include <string_view>
 
+struct BGZF;
+
 namespace qmer::io {
+
+struct output_options {
+    bool compress_by_name = true;  // ".gz"/".bgz" paths are written BGZF-compressed
+    unsigned threads = 0;          // extra BGZF compression threads
+};
 
 class output_file {
   public:
-    explicit output_file(std::string path);
+    explicit output_file(std::string path, output_options options = {});
     output_file(output_file const&) = delete;
     output_file& operator=(output_file const&) = delete;
     ~output_file();
@@ -36,14 +43,16 @@ class output_file {
     // The file being written now: the temporary for a regular file, else the path itself.
     std::string const& written_path() const noexcept { return written_; }
     bool is_direct() const noexcept { return direct_; }
-    std::FILE* stream() noexcept { return file_; }
+    bool is_compressed() const noexcept { return bgzf_ != nullptr; }
 
   private:
+    void open_stream();
     [[noreturn]] void fail(std::string_view what);
 
     std::string path_;
     std::string written_;
     std::FILE* file_ = nullptr;
+    BGZF* bgzf_ = nullptr;
     bool direct_ = false;
     bool owns_stream_ = true;
     bool done_ = false;

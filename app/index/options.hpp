@@ -13,11 +13,12 @@ struct index_options {
     unsigned k = 31;
     unsigned threads = 0;  // 0: all cores
     double fpr = 0.001;    // false-positive bound per k-mer
-    std::string filter = "expandable";
+    std::string filter = "linear-probing";
     uint64_t expected = 0;  // expected distinct k-mers; 0 = unknown
     uint64_t seed = 0;      // XXH3 seed stored in the index
     bool append = false;    // add references to an existing expandable index
     bool quiet = false;
+    std::string command_line;  // recorded in the index header (filled by the CLI set-up)
 };
 
 void run_index(index_options const& options);

@@ -1,10 +1,200 @@
+// qmer index: references -> canonical k-mers -> hashes -> filter -> index file (DESIGN.md, data
+// flow). One TBB parallel_pipeline per command: a serial in-order stage reads batches of records
+// from the references one file after another; a parallel stage scans, hashes and inserts their
+// k-mers.
+
+#include <tbb/parallel_pipeline.h>
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "app/common/batch_pool.hpp"
+#include "app/common/interrupt.hpp"
+#include "app/common/progress.hpp"
+#include "app/common/threads.hpp"
+#include "app/filters/registry.hpp"
 #include "app/index/options.hpp"
+#include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
+#include "io/index_file.hpp"
+#include "io/sequence_reader.hpp"
 
 namespace qmer::app {
+namespace {
 
-void run_index(index_options const&) {
-    throw not_implemented_error("'qmer index' is not implemented yet");
+struct build_counts {
+    std::atomic<uint64_t> kmers{0};
+    uint64_t records = 0;
+    uint64_t bases = 0;
+};
+
+// Reads the references one after the other, in order; the serial input stage's state.
+class reference_stream {
+  public:
+    reference_stream(std::vector<std::string> const& paths, io::reader_options options)
+        : paths_(paths), options_(options) {}
+
+    // Fills batch with the next records of the current or a following file; false at the end.
+    bool next(io::record_batch& batch) {
+        while (true) {
+            if (!reader_) {
+                if (next_path_ == paths_.size()) return false;
+                reader_.emplace(paths_[next_path_++], options_);
+            }
+            if (reader_->next_batch(batch)) return true;
+            reader_.reset();
+        }
+    }
+
+  private:
+    std::vector<std::string> const& paths_;
+    io::reader_options options_;
+    size_t next_path_ = 0;
+    std::optional<io::sequence_reader> reader_;
+};
+
+// Counts the k-mer positions of the references: an upper bound of their distinct k-mers, used to
+// size filters that cannot grow when the user gave no --expected.
+uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanner) {
+    for (auto const& p : o.references)
+        if (p == "-")
+            throw usage_error("--filter " + o.filter +
+                              " cannot grow and reads stdin only once: give --expected N");
+    reference_stream refs(o.references, {});
+    io::record_batch batch;
+    uint64_t total = 0;
+    while (refs.next(batch)) {
+        throw_if_interrupted();
+        for (size_t i = 0; i < batch.size(); ++i) total += scanner.count(batch[i].sequence);
+    }
+    return total;
+}
+
+template <typename Filter>
+void insert_references(Filter& filter, index_options const& o, unsigned threads,
+                       build_counts& counts, progress_meter& progress) {
+    kmer_scanner const scanner(o.k);
+    kmer_hasher const hasher{o.seed};
+    size_t const tokens = 2 * static_cast<size_t>(threads);
+    batch_pool<io::record_batch> pool(tokens);
+    reference_stream refs(o.references, {.decompression_threads = threads > 1 ? threads : 0});
+    std::atomic<bool> full{false};
+
+    tbb::parallel_pipeline(
+        tokens, tbb::make_filter<void, io::record_batch*>(
+                    tbb::filter_mode::serial_in_order,
+                    [&](tbb::flow_control& fc) -> io::record_batch* {
+                        if (interrupted() || full.load(std::memory_order_relaxed)) {
+                            fc.stop();
+                            return nullptr;
+                        }
+                        io::record_batch* batch = pool.take();
+                        if (!refs.next(*batch)) {
+                            pool.give_back(batch);
+                            fc.stop();
+                            return nullptr;
+                        }
+                        counts.records += batch->size();
+                        counts.bases += batch->sequence_bytes();
+                        progress.update(counts.records, counts.bases);
+                        return batch;
+                    }) &
+                    tbb::make_filter<io::record_batch*, void>(
+                        tbb::filter_mode::parallel, [&](io::record_batch* batch) {
+                            uint64_t kmers = 0;
+                            for (size_t i = 0; i < batch->size(); ++i) {
+                                kmers += for_each_kmer_hash(
+                                    filter, scanner, hasher, (*batch)[i].sequence, [&](uint64_t h) {
+                                        if (filter.insert(h) == insert_result::full)
+                                            full.store(true, std::memory_order_relaxed);
+                                    });
+                            }
+                            counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
+                            pool.give_back(batch);
+                        }));
+    throw_if_interrupted();
+    if (full.load())
+        throw capacity_error("the " + o.filter + " filter is full after " +
+                             std::to_string(filter.size()) +
+                             " k-mers: give a larger --expected, or use --filter expandable, "
+                             "which grows");
+}
+
+template <filter_kind Kind>
+void build_index(index_options const& o, unsigned threads) {
+    using codec = filter_codec<Kind>;
+    using filter_t = typename codec::filter_type;
+    progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet);
+
+    std::unique_ptr<filter_t> filter;
+    io::index_header header;
+    uint64_t previous_kmers = 0;
+    if (o.append) {
+        io::index_file existing(o.output);
+        header = existing.header();
+        if (header.filter != o.filter)
+            throw usage_error("'" + o.output + "' holds a " + header.filter + " index; --filter " +
+                              o.filter + " cannot append to it");
+        if (header.k != o.k)
+            throw usage_error("'" + o.output + "' was built with k = " + std::to_string(header.k) +
+                              "; append with -k " + std::to_string(header.k));
+        filter = codec::load(existing);
+        previous_kmers = header.kmers_scanned;
+    } else {
+        uint64_t expected = o.expected;
+        if (expected == 0 && !codec::grows) expected = count_kmer_positions(o, kmer_scanner(o.k));
+        filter = codec::create(expected, o.fpr);
+        header.k = o.k;
+        header.hash_seed = o.seed;
+        header.filter = o.filter;
+        header.fpr = o.fpr;
+        header.expected = o.expected;
+    }
+
+    build_counts counts;
+    insert_references(*filter, o, threads, counts, progress);
+
+    header.elements = filter->size();
+    header.kmers_scanned = previous_kmers + counts.kmers.load();
+    header.filter_params = codec::params(*filter);
+    header.qmer_version = QMER_VERSION;
+    header.command = o.command_line;
+    header.inputs.insert(header.inputs.end(), o.references.begin(), o.references.end());
+    {
+        io::index_writer writer(o.output, header);
+        codec::save(*filter, writer);
+        throw_if_interrupted();
+        writer.commit();
+    }
+    char extra[256];
+    std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, %s in memory (%.2f bits/k-mer)",
+                  human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
+                  human_count(static_cast<double>(filter->size()), "").c_str(),
+                  human_bytes(static_cast<double>(filter->memory_bytes())).c_str(),
+                  filter->size() ? 8.0 * static_cast<double>(filter->memory_bytes()) /
+                                       static_cast<double>(filter->size())
+                                 : 0.0);
+    progress.finish(extra);
+}
+
+}  // namespace
+
+void run_index(index_options const& o) {
+    if (o.k < 1 || o.k > 32)
+        throw usage_error("-k must be between 1 and 32, not " + std::to_string(o.k));
+    if (!(o.fpr > 0 && o.fpr <= 0.5))
+        throw usage_error("--fpr must be in (0, 0.5], not " + std::to_string(o.fpr));
+    filter_kind const kind = parse_filter_kind(o.filter);
+    if (o.append && !filter_kind_can_append(kind))
+        throw usage_error("--append needs a filter that grows (--filter expandable), not " +
+                          o.filter);
+    interrupt_guard const guard;
+    unsigned const threads = resolve_threads(o.threads);
+    thread_limit const limit(threads);
+    visit_filter_kind(kind,
+                      [&](auto kind_constant) { build_index<kind_constant.value>(o, threads); });
 }
 
 }  // namespace qmer::app

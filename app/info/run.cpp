@@ -1,10 +1,94 @@
+// qmer info: what an index holds and how it was built, as text or JSON. Reads the header and the
+// section geometry only; the checksum is verified as for any load.
+
+#include <cstdio>
+#include <string>
+
+#include "app/common/progress.hpp"
 #include "app/info/options.hpp"
+#include "app/query/report.hpp"
 #include "core/error.hpp"
+#include "io/index_file.hpp"
 
 namespace qmer::app {
+namespace {
 
-void run_info(info_options const&) {
-    throw not_implemented_error("'qmer info' is not implemented yet");
+std::string join_params(std::vector<uint64_t> const& params) {
+    std::string out;
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(params[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+void run_info(info_options const& o) {
+    io::index_file const index(o.index);
+    auto const& h = index.header();
+    uint64_t array_bytes = 0;
+    for (auto const& s : index.sections()) array_bytes += s.words.size_bytes();
+    double const bits_per_kmer =
+        h.elements ? 8.0 * static_cast<double>(array_bytes) / static_cast<double>(h.elements) : 0;
+    std::string out;
+    if (o.json) {
+        out += "{\n  \"path\": " + json_string(index.path()) + ",\n";
+        out += "  \"format_version\": " + std::to_string(h.format_version) + ",\n";
+        out += "  \"qmer_version\": " + json_string(h.qmer_version) + ",\n";
+        out += "  \"k\": " + std::to_string(h.k) + ",\n";
+        out += "  \"hash_seed\": " + std::to_string(h.hash_seed) + ",\n";
+        out += "  \"filter\": " + json_string(h.filter) + ",\n";
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", h.fpr);
+        out += "  \"fpr\": " + std::string(buf) + ",\n";
+        out += "  \"expected\": " + std::to_string(h.expected) + ",\n";
+        out += "  \"kmers\": " + std::to_string(h.elements) + ",\n";
+        out += "  \"kmers_scanned\": " + std::to_string(h.kmers_scanned) + ",\n";
+        out += "  \"file_bytes\": " + std::to_string(index.file_bytes()) + ",\n";
+        out += "  \"filter_bytes\": " + std::to_string(array_bytes) + ",\n";
+        std::snprintf(buf, sizeof buf, "%.3f", bits_per_kmer);
+        out += "  \"bits_per_kmer\": " + std::string(buf) + ",\n";
+        out += "  \"filter_params\": [" + join_params(h.filter_params) + "],\n";
+        out += "  \"arrays\": [";
+        for (size_t i = 0; i < index.sections().size(); ++i) {
+            auto const& s = index.sections()[i];
+            out += std::string(i ? ", " : "") + "{\"params\": [" + join_params(s.params) +
+                   "], \"words\": " + std::to_string(s.words.size()) + "}";
+        }
+        out += "],\n";
+        out += "  \"command\": " + json_string(h.command) + ",\n";
+        out += "  \"inputs\": [";
+        for (size_t i = 0; i < h.inputs.size(); ++i)
+            out += (i ? ", " : "") + json_string(h.inputs[i]);
+        out += "]\n}\n";
+    } else {
+        char buf[512];
+        std::snprintf(buf, sizeof buf,
+                      "index:          %s\n"
+                      "format version: %u (written by qmer %s)\n"
+                      "k:              %u\n"
+                      "hash seed:      %llu\n"
+                      "filter:         %s (%zu arrays; parameters %s)\n"
+                      "fpr bound:      %g\n",
+                      index.path().c_str(), h.format_version, h.qmer_version.c_str(), h.k,
+                      static_cast<unsigned long long>(h.hash_seed), h.filter.c_str(),
+                      index.sections().size(), join_params(h.filter_params).c_str(), h.fpr);
+        out += buf;
+        std::snprintf(buf, sizeof buf,
+                      "k-mers:         %llu distinct (%llu k-mer positions scanned)\n"
+                      "size:           %s on disk, %s of filter arrays, %.2f bits per k-mer\n",
+                      static_cast<unsigned long long>(h.elements),
+                      static_cast<unsigned long long>(h.kmers_scanned),
+                      human_bytes(static_cast<double>(index.file_bytes())).c_str(),
+                      human_bytes(static_cast<double>(array_bytes)).c_str(), bits_per_kmer);
+        out += buf;
+        out += "built by:       " + h.command + "\n";
+        out += "inputs:         " + std::to_string(h.inputs.size()) + "\n";
+        for (auto const& in : h.inputs) out += "  " + in + "\n";
+    }
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
+        throw output_error("writing to stdout failed");
 }
 
 }  // namespace qmer::app

@@ -1,10 +1,250 @@
+// qmer query: reads -> canonical k-mers -> hashes -> filter lookups -> verdicts (DESIGN.md, data
+// flow). One TBB parallel_pipeline: a serial in-order stage reads batches of reads (or pairs); a
+// parallel stage scans, hashes and looks up their k-mers (prefetched in groups) and formats their
+// output text; a serial in-order stage writes it, so the output is in input order and does not
+// depend on the thread count.
+
+#include <tbb/parallel_pipeline.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <variant>
+
+#include "app/common/batch_pool.hpp"
+#include "app/common/interrupt.hpp"
+#include "app/common/progress.hpp"
+#include "app/common/threads.hpp"
+#include "app/filters/registry.hpp"
+#include "app/pipeline/kmer_batches.hpp"
 #include "app/query/options.hpp"
+#include "app/query/report.hpp"
+#include "app/query/verdict.hpp"
 #include "core/error.hpp"
+#include "io/index_file.hpp"
+#include "io/output_file.hpp"
+#include "io/paired_reader.hpp"
+#include "io/sequence_reader.hpp"
 
 namespace qmer::app {
+namespace {
 
-void run_query(query_options const&) {
-    throw not_implemented_error("'qmer query' is not implemented yet");
+// One batch of reads (or pairs) and everything the parallel stage makes of it.
+struct query_chunk {
+    io::paired_batch reads;  // single-end input uses reads.first only
+    std::string tsv;
+    std::array<std::string, 2> matched, unmatched;  // per mate
+    query_totals totals;
+
+    void reset_outputs() {
+        tsv.clear();
+        for (auto& s : matched) s.clear();
+        for (auto& s : unmatched) s.clear();
+        totals = {};
+    }
+};
+
+// The input side: one file, two mate files, or one interleaved file.
+class read_source {
+  public:
+    read_source(query_options const& o, io::reader_options options) {
+        if (o.reads.size() == 2) {
+            if (o.interleaved) throw usage_error("--interleaved takes one reads file, not two");
+            paired_.emplace(o.reads[0], o.reads[1], options);
+        } else if (o.interleaved) {
+            paired_.emplace(o.reads[0], options);
+        } else {
+            single_.emplace(o.reads[0], options);
+        }
+    }
+    bool paired() const noexcept { return paired_.has_value(); }
+    bool next(io::paired_batch& batch) {
+        if (paired_) return paired_->next_batch(batch);
+        batch.second.clear();
+        return single_->next_batch(batch.first);
+    }
+
+  private:
+    std::optional<io::sequence_reader> single_;
+    std::optional<io::paired_reader> paired_;
+};
+
+// The name a pair is reported under: mate 1's name without a trailing /1.
+std::string_view pair_id(std::string_view name) {
+    return io::mate_base_name(name);
+}
+
+struct output_set {
+    std::unique_ptr<io::output_file> tsv;
+    std::unique_ptr<io::output_file> summary;
+    std::array<std::unique_ptr<io::output_file>, 2> matched, unmatched;
+};
+
+// "--matched out.fq.gz" with two mate files writes out_1.fq.gz and out_2.fq.gz: pairs stay
+// together, mate files stay mate files.
+std::string mate_path(std::string const& path, int mate) {
+    static constexpr std::string_view suffixes[] = {
+        ".fastq.gz", ".fq.gz", ".fastq", ".fq", ".fasta.gz", ".fa.gz", ".fasta", ".fa", ".gz"};
+    for (auto s : suffixes)
+        if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0)
+            return path.substr(0, path.size() - s.size()) + "_" + std::to_string(mate) +
+                   std::string(s);
+    return path + "_" + std::to_string(mate);
+}
+
+template <filter_kind Kind>
+void query_with(query_options const& o, io::index_file const& index, unsigned threads) {
+    using codec = filter_codec<Kind>;
+    progress_meter progress("qmer query", o.quiet);
+    auto const filter_ptr = codec::load(index);
+    auto const& filter = *filter_ptr;
+    auto const& header = index.header();
+
+    verdict_rule rule;
+    rule.kmer_fpr = header.fpr;
+    rule.min_hits = o.min_hits;
+    rule.min_containment = o.min_containment;
+    std::string const rule_text =
+        rule.is_default()
+            ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
+                  std::to_string(header.fpr) + ")"
+            : std::string("hits >= ") + std::to_string(std::max<int64_t>(o.min_hits, 0)) +
+                  " and containment >= " + std::to_string(std::max(o.min_containment, 0.0));
+
+    index_description const described{index.path(), header.k,        header.filter,
+                                      header.fpr,   header.elements, header.hash_seed};
+    read_source source(o, {.decompression_threads = threads > 1 ? threads : 0});
+    bool const two_files = o.reads.size() == 2;
+    bool const paired = source.paired();
+
+    // Open every output before reading anything: a bad output path fails at once.
+    output_set out;
+    out.tsv = std::make_unique<io::output_file>(o.output);
+    auto open_fastq = [&](std::string const& path, auto& slots) {
+        if (path.empty()) return;
+        io::output_options const opts{.compress_by_name = true, .threads = threads > 1 ? 1u : 0u};
+        if (two_files) {
+            slots[0] = std::make_unique<io::output_file>(mate_path(path, 1), opts);
+            slots[1] = std::make_unique<io::output_file>(mate_path(path, 2), opts);
+        } else {
+            slots[0] = std::make_unique<io::output_file>(path, opts);
+        }
+    };
+    open_fastq(o.matched, out.matched);
+    open_fastq(o.unmatched, out.unmatched);
+    if (!o.summary.empty()) out.summary = std::make_unique<io::output_file>(o.summary);
+    out.tsv->write(tsv_preamble(described, rule_text, o.reads));
+
+    kmer_scanner const scanner(header.k);
+    kmer_hasher const hasher{header.hash_seed};
+    bool const want_matched = !o.matched.empty(), want_unmatched = !o.unmatched.empty();
+    size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
+    batch_pool<query_chunk> pool(tokens);
+    query_totals totals;
+
+    auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits) {
+        kmers += for_each_kmer_hash(filter, scanner, hasher, seq,
+                                    [&](uint64_t h) { hits += filter.contains(h); });
+    };
+
+    tbb::parallel_pipeline(
+        tokens, tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
+                                                     [&](tbb::flow_control& fc) -> query_chunk* {
+                                                         if (interrupted()) {
+                                                             fc.stop();
+                                                             return nullptr;
+                                                         }
+                                                         query_chunk* chunk = pool.take();
+                                                         if (!source.next(chunk->reads)) {
+                                                             pool.give_back(chunk);
+                                                             fc.stop();
+                                                             return nullptr;
+                                                         }
+                                                         return chunk;
+                                                     }) &
+                    tbb::make_filter<query_chunk*, query_chunk*>(
+                        tbb::filter_mode::parallel,
+                        [&](query_chunk* chunk) {
+                            chunk->reset_outputs();
+                            auto& t = chunk->totals;
+                            auto const& first = chunk->reads.first;
+                            auto const& second = chunk->reads.second;
+                            for (size_t i = 0; i < first.size(); ++i) {
+                                auto const r1 = first[i];
+                                uint64_t kmers = 0, hits = 0;
+                                count_hits(r1.sequence, kmers, hits);
+                                if (paired) count_hits(second[i].sequence, kmers, hits);
+                                bool const match = rule.matches(kmers, hits);
+                                append_tsv_line(chunk->tsv, paired ? pair_id(r1.name) : r1.name,
+                                                kmers, hits, match);
+                                t.bases +=
+                                    r1.sequence.size() + (paired ? second[i].sequence.size() : 0);
+                                t.reads += paired ? 2 : 1;
+                                t.pairs += paired;
+                                t.kmers += kmers;
+                                t.hits += hits;
+                                (match ? t.matched : t.unmatched) += 1;
+                                if (match ? want_matched : want_unmatched) {
+                                    auto& dest = match ? chunk->matched : chunk->unmatched;
+                                    append_record(dest[0], r1);
+                                    if (paired) append_record(dest[two_files ? 1 : 0], second[i]);
+                                }
+                            }
+                            return chunk;
+                        }) &
+                    tbb::make_filter<query_chunk*, void>(
+                        tbb::filter_mode::serial_in_order, [&](query_chunk* chunk) {
+                            out.tsv->write(chunk->tsv);
+                            for (int m = 0; m < 2; ++m) {
+                                if (out.matched[m]) out.matched[m]->write(chunk->matched[m]);
+                                if (out.unmatched[m]) out.unmatched[m]->write(chunk->unmatched[m]);
+                            }
+                            auto const& t = chunk->totals;
+                            totals.reads += t.reads;
+                            totals.pairs += t.pairs;
+                            totals.matched += t.matched;
+                            totals.unmatched += t.unmatched;
+                            totals.kmers += t.kmers;
+                            totals.hits += t.hits;
+                            totals.bases += t.bases;
+                            progress.update(totals.reads, totals.bases);
+                            pool.give_back(chunk);
+                        }));
+    throw_if_interrupted();
+
+    // Everything is written; make the files final (each one's temporary renamed into place).
+    out.tsv->commit();
+    for (auto* set : {&out.matched, &out.unmatched})
+        for (auto& f : *set)
+            if (f) f->commit();
+    if (out.summary) {
+        out.summary->write(summary_json(totals, described, rule_text, o.reads,
+                                        progress.elapsed_seconds(), cpu_seconds(), peak_rss_bytes(),
+                                        threads));
+        out.summary->commit();
+    }
+    uint64_t const units = paired ? totals.pairs : totals.reads;
+    char extra[160];
+    std::snprintf(
+        extra, sizeof extra, "%llu of %llu %s matched (%.4f%%)",
+        static_cast<unsigned long long>(totals.matched), static_cast<unsigned long long>(units),
+        paired ? "pairs" : "reads",
+        units ? 100.0 * static_cast<double>(totals.matched) / static_cast<double>(units) : 0.0);
+    progress.finish(extra);
+}
+
+}  // namespace
+
+void run_query(query_options const& o) {
+    if (o.reads.empty() || o.reads.size() > 2)
+        throw usage_error("query takes one reads file, or two for paired reads");
+    interrupt_guard const guard;
+    unsigned const threads = resolve_threads(o.threads);
+    thread_limit const limit(threads);
+    io::index_file const index(o.index);
+    filter_kind const kind = filter_kind_of_index(index);
+    visit_filter_kind(
+        kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads); });
 }
 
 }  // namespace qmer::app

@@ -45,7 +45,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "core/filter/filter.hpp"
 #include "core/qf/slot_storage.hpp"
@@ -63,6 +66,11 @@ class striped_count {
     static constexpr unsigned stripes = 16;
     void add(uint64_t h) noexcept {
         cells_[(h >> 7) & (stripes - 1)].value.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Sets the count when no insert runs (a filter loaded from an index).
+    void reset(size_t n) noexcept {
+        for (auto& c : cells_) c.value.store(0, std::memory_order_relaxed);
+        cells_[0].value.store(n, std::memory_order_relaxed);
     }
     size_t load() const noexcept {
         size_t total = 0;
@@ -214,6 +222,27 @@ class linear_probing {
                                  (std::ldexp(1.0, static_cast<int>(r + 3)) - 1.0));
     }
     double false_positive_rate() const noexcept { return expected_fpr(q_, r_, size()); }
+
+    // The index file's view (core/filter/filter.hpp, persistent_filter): (q, r, size) and the
+    // raw groups. Call when no insert runs.
+    std::vector<filter_array> arrays() const {
+        return {{{q_, r_, size()}, atomic_words(slots_.groups())}};
+    }
+    static std::unique_ptr<linear_probing> from_arrays(std::span<filter_array const> arrays) {
+        if (arrays.size() != 1 || arrays[0].params.size() != 3)
+            throw std::invalid_argument(
+                "linear probing filter: expected one array of (q, r, size)");
+        auto const& a = arrays[0];
+        auto f = std::make_unique<linear_probing>(static_cast<unsigned>(a.params[0]),
+                                                  static_cast<unsigned>(a.params[1]));
+        auto groups = f->slots_.groups();
+        if (a.words.size() != groups.size())
+            throw std::invalid_argument("linear probing filter: array size does not match q and r");
+        for (size_t i = 0; i < groups.size(); ++i)
+            groups[i].store(a.words[i], std::memory_order_relaxed);
+        f->count_.reset(a.params[2]);
+        return f;
+    }
 
     // The exact expected false-positive rate of THIS table (not of a random one): the mean, over
     // all canonical slots, of the number of filled slots from it to the next empty slot, times

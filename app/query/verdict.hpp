@@ -1,0 +1,56 @@
+#pragma once
+// The per-read verdict (DESIGN.md, "Query verdict").
+//
+// Default rule: a read (or pair) matches when its hits reach the smallest count t >= 1 that chance
+// alone reaches with probability at most `tail` (1e-5): with n k-mers and a per-k-mer
+// false-positive rate p, chance hits follow Binomial(n, p), so t = min{t : P(Binomial(n, p) >= t)
+// <= tail}. Reasoning: an exact k-mer set has p = 0, so t = 1 and the rule is "one shared k-mer",
+// the rule of BBDuk and ANCHORS.md; a filter with p > 0 raises t just enough that its false
+// positives add at most ~1e-5 of reads to the calls (0.001 percentage points), while a read with
+// sequencing errors still keeps most of its hits (one error removes at most k of them). For 150 bp
+// reads (120 31-mers) at p = 0.001: t = 4. p is the filter's bound (the index's --fpr), not a
+// guess. With --min-hits or --min-containment the user's thresholds replace the default: a read
+// matches when hits >= min_hits (if given) and hits/kmers >= min_containment (if given).
+
+#include <cmath>
+#include <cstdint>
+
+namespace qmer::app {
+
+struct verdict_rule {
+    double kmer_fpr = 0.001;      // per-k-mer false-positive rate of the index
+    double tail = 1e-5;           // the default rule's per-read chance-call bound
+    int64_t min_hits = -1;        // < 0: not given
+    double min_containment = -1;  // < 0: not given
+
+    bool is_default() const noexcept { return min_hits < 0 && min_containment < 0; }
+
+    // Smallest t >= 1 with P(Binomial(kmers, kmer_fpr) >= t) <= tail. Iterates the pmf from 0;
+    // t is small (single digits for realistic p), so this is a handful of flops per read.
+    static uint64_t chance_threshold(uint64_t kmers, double p, double tail) noexcept {
+        if (p <= 0 || kmers == 0) return 1;
+        double const n = static_cast<double>(kmers);
+        double pmf = std::exp(n * std::log1p(-p));  // P(X = 0)
+        double cdf = pmf;                           // P(X <= t - 1) as t advances
+        double const ratio = p / (1 - p);
+        uint64_t t = 1;
+        while (1 - cdf > tail && t <= kmers) {
+            pmf *= (n - static_cast<double>(t - 1)) / static_cast<double>(t) * ratio;
+            cdf += pmf;
+            ++t;
+        }
+        return t;
+    }
+
+    bool matches(uint64_t kmers, uint64_t hits) const noexcept {
+        if (kmers == 0) return false;
+        if (is_default()) return hits >= chance_threshold(kmers, kmer_fpr, tail);
+        if (min_hits >= 0 && hits < static_cast<uint64_t>(min_hits)) return false;
+        if (min_containment >= 0 &&
+            static_cast<double>(hits) < min_containment * static_cast<double>(kmers))
+            return false;
+        return hits > 0 || (min_hits == 0 && min_containment <= 0);
+    }
+};
+
+}  // namespace qmer::app

@@ -1,0 +1,207 @@
+// End to end: the real binary indexes data/ and screens reads, each test in a fresh folder.
+#include <zlib.h>
+
+#include <map>
+#include <random>
+#include <sstream>
+#include <unordered_set>
+
+#include "cli/cli_fixture.hpp"
+
+namespace {
+
+using qmer::test::cli_test;
+using index_query = cli_test;
+
+// Parses the TSV body (after the # lines and the header) into rows of fields.
+std::vector<std::vector<std::string>> tsv_rows(std::string const& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    std::string line;
+    bool header_seen = false;
+    while (std::getline(in, line)) {
+        if (line.starts_with("#")) continue;
+        if (!header_seen) {
+            EXPECT_EQ(line, "read_id\tkmers\thits\tcontainment\tmatch");
+            header_seen = true;
+            continue;
+        }
+        std::vector<std::string> fields;
+        std::istringstream fs(line);
+        std::string f;
+        while (std::getline(fs, f, '\t')) fields.push_back(f);
+        rows.push_back(fields);
+    }
+    EXPECT_TRUE(header_seen);
+    return rows;
+}
+
+std::string read_gz(std::filesystem::path const& p) {
+    gzFile f = gzopen(p.c_str(), "rb");
+    std::string out;
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    gzclose(f);
+    return out;
+}
+
+// The lambda genome as one string (from the bundled FASTA).
+std::string lambda_genome() {
+    std::string text = read_gz(std::filesystem::path(QMER_DATA_DIR) / "lambda_virus.fa.gz");
+    std::string seq;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+        if (!line.starts_with(">")) seq += line;
+    return seq;
+}
+
+std::string reverse_complement(std::string s) {
+    std::reverse(s.begin(), s.end());
+    for (char& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : c;
+    return s;
+}
+
+TEST_F(index_query, hand_checked_counts) {
+    // k = 3. The reference's canonical 3-mers: AAA, AAC, ACC, CCC.
+    write_file("ref.fa", ">r\nAAACCC\n");
+    write_file("reads.fq",
+               "@same\nAAACCC\n+\nIIIIII\n"
+               "@revcomp\nGGGTTT\n+\nIIIIII\n"  // GGG GGT GTT TTT: the same 4 canonical k-mers
+               "@broken\nAANCCC\n+\nIIIIII\n"   // only CCC is a whole k-mer
+               "@absent\nACGT\n+\nIIII\n"       // ACG, CGT (both canonical ACG): not in the ref
+               "@empty\n\n+\n\n"                // no k-mer at all
+               "@twice\ntttt\n+\nIIII\n");      // TTT twice (lowercase counts): canonical AAA
+    auto r = qmer({"index", "-k", "3", "--fpr", "0.0001", "-o", "ref.qmer", "ref.fa"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = qmer({"query", "--min-hits", "1", "ref.qmer", "reads.fq"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto const rows = tsv_rows(r.out);
+    std::vector<std::vector<std::string>> const expected = {
+        {"same", "4", "4", "1.0000", "1"},   {"revcomp", "4", "4", "1.0000", "1"},
+        {"broken", "1", "1", "1.0000", "1"}, {"absent", "2", "0", "0.0000", "0"},
+        {"empty", "0", "0", "0.0000", "0"},  {"twice", "2", "2", "1.0000", "1"}};
+    EXPECT_EQ(rows, expected) << r.out;
+}
+
+TEST_F(index_query, error_free_reads_have_containment_one_and_unrelated_reads_are_not_called) {
+    // Error-free reads cut from both strands of the reference.
+    std::string const genome = lambda_genome();
+    ASSERT_EQ(genome.size(), 48502u);
+    std::mt19937_64 rng(42);
+    std::string fq;
+    for (int i = 0; i < 500; ++i) {
+        size_t const start = rng() % (genome.size() - 150);
+        std::string read = genome.substr(start, 150);
+        if (i % 2) read = reverse_complement(read);
+        fq += "@r" + std::to_string(i) + "\n" + read + "\n+\n" + std::string(150, 'I') + "\n";
+    }
+    write_file("exact.fq", fq);
+    auto r = qmer({"index", "-o", "lambda.qmer", data("lambda_virus.fa.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+
+    r = qmer({"query", "lambda.qmer", "exact.fq"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = tsv_rows(r.out);
+    ASSERT_EQ(rows.size(), 500u);
+    for (auto const& row : rows) {
+        EXPECT_EQ(row[1], "120") << row[0];
+        EXPECT_EQ(row[3], "1.0000") << row[0];
+        EXPECT_EQ(row[4], "1") << row[0];
+    }
+
+    // The unrelated reads: an exact k-mer set (the oracle below) calls the few that share real
+    // sequence with lambda; the filter must call exactly those, adding no false calls.
+    std::unordered_set<std::string> lambda_kmers;
+    for (size_t i = 0; i + 31 <= genome.size(); ++i) {
+        std::string const kmer = genome.substr(i, 31);
+        lambda_kmers.insert(std::min(kmer, reverse_complement(kmer)));
+    }
+    std::map<std::string, size_t> exact_hits;  // read name -> exact hits, for reads with any
+    {
+        std::istringstream in(read_gz(data("unrelated_reads.fq.gz")));
+        std::string header, seq, plus, qual;
+        while (std::getline(in, header) && std::getline(in, seq) && std::getline(in, plus) &&
+               std::getline(in, qual)) {
+            size_t hits = 0;
+            for (size_t i = 0; i + 31 <= seq.size(); ++i) {
+                std::string const kmer = seq.substr(i, 31);
+                hits += lambda_kmers.count(std::min(kmer, reverse_complement(kmer)));
+            }
+            if (hits) exact_hits[header.substr(1, header.find(' ') - 1)] = hits;
+        }
+    }
+    r = qmer(
+        {"query", "--summary", "s.json", "lambda.qmer", data("unrelated_reads.fq.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    rows = tsv_rows(r.out);
+    ASSERT_EQ(rows.size(), 1000u);
+    size_t called = 0;
+    for (auto const& row : rows) {
+        if (row[4] != "1") continue;
+        ++called;
+        EXPECT_TRUE(exact_hits.contains(row[0])) << row[0] << " called without a shared k-mer";
+    }
+    EXPECT_LE(called, exact_hits.size());
+    EXPECT_LE(exact_hits.size(), 10u) << "the negatives are mostly unrelated to lambda";
+    auto const json = slurp(dir() / "s.json");
+    EXPECT_NE(json.find("\"reads\": 1000"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"matched\": " + std::to_string(called)), std::string::npos) << json;
+}
+
+TEST_F(index_query, output_does_not_depend_on_the_thread_count) {
+    auto r = qmer({"index", "-t", "2", "-o", "lambda.qmer", data("lambda_virus.fa.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto const one = qmer({"query", "-t", "1", "lambda.qmer", data("lambda_reads_1.fq.gz").string(),
+                           data("lambda_reads_2.fq.gz").string()});
+    auto const eight =
+        qmer({"query", "-t", "8", "lambda.qmer", data("lambda_reads_1.fq.gz").string(),
+              data("lambda_reads_2.fq.gz").string()});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(eight.exit_code, 0) << eight.err;
+    EXPECT_EQ(one.out, eight.out);
+    EXPECT_EQ(tsv_rows(one.out).size(), 10000u);  // one line per pair
+}
+
+TEST_F(index_query, paired_outputs_keep_mates_together) {
+    ASSERT_EQ(qmer({"index", "-o", "lambda.qmer", data("lambda_virus.fa.gz").string()}).exit_code,
+              0);
+    auto const r =
+        qmer({"query", "-o", "v.tsv", "--matched", "m.fq.gz", "--unmatched", "u.fq", "lambda.qmer",
+              data("lambda_reads_1.fq.gz").string(), data("lambda_reads_2.fq.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty());
+    auto const rows = tsv_rows(slurp(dir() / "v.tsv"));
+    size_t matched = 0;
+    for (auto const& row : rows) matched += row[4] == "1";
+    auto const count_records = [](std::string const& fq) {
+        return static_cast<size_t>(std::count(fq.begin(), fq.end(), '\n')) / 4;
+    };
+    EXPECT_EQ(count_records(read_gz(dir() / "m_1.fq.gz")), matched);
+    EXPECT_EQ(count_records(read_gz(dir() / "m_2.fq.gz")), matched);
+    EXPECT_EQ(count_records(slurp(dir() / "u_1.fq")), rows.size() - matched);
+    EXPECT_EQ(count_records(slurp(dir() / "u_2.fq")), rows.size() - matched);
+    // bowtie2's simulated pairs: 98.8% are called; of the rest, 82 pairs keep no error-free
+    // 31-mer at all in either mate (hits = 0 with any index), so no rule could call them.
+    EXPECT_GE(matched, rows.size() * 98 / 100);
+}
+
+TEST_F(index_query, info_reports_what_was_built) {
+    ASSERT_EQ(qmer({"index", "-k", "21", "--fpr", "0.01", "-o", "lambda.qmer",
+                    data("lambda_virus.fa.gz").string()})
+                  .exit_code,
+              0);
+    auto const text = qmer({"info", "lambda.qmer"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("k:              21"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("lambda_virus.fa.gz"), std::string::npos);
+    auto const json = qmer({"info", "--json", "lambda.qmer"});
+    ASSERT_EQ(json.exit_code, 0);
+    EXPECT_NE(json.out.find("\"k\": 21"), std::string::npos) << json.out;
+    EXPECT_NE(json.out.find("\"fpr\": 0.01"), std::string::npos) << json.out;
+    // lambda has 48,502 - 21 + 1 k-mer positions; distinct canonical 21-mers are a few fewer.
+    EXPECT_NE(json.out.find("\"kmers_scanned\": 48482"), std::string::npos) << json.out;
+}
+
+}  // namespace

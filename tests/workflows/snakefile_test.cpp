@@ -1,0 +1,120 @@
+// The Snakemake workflow (workflows/Snakefile) run for real on data/: the report's numbers equal a
+// direct `qmer query`, a second run has nothing to do, a dry run plans every rule, and a broken
+// input fails its rule with qmer's message in the rule's log.
+#include <filesystem>
+#include <sstream>
+
+#include "cli/cli_fixture.hpp"
+
+namespace {
+
+using qmer::test::cli_test;
+
+class snakefile : public cli_test {
+  protected:
+    void SetUp() override {
+        cli_test::SetUp();
+        if (std::system("command -v snakemake > /dev/null 2>&1") != 0)
+            GTEST_FAIL() << "snakemake is not installed (scripts/install-deps installs it)";
+    }
+
+    void write_config(std::string const& samples) {
+        std::string const data = QMER_DATA_DIR;
+        write_file("config.yaml", "qmer: " + std::string(QMER_BINARY) +
+                                      "\noutdir: out\nthreads: 2\nwrite_unmatched: true\n"
+                                      "references:\n  lambda:\n    - " +
+                                      data + "/lambda_virus.fa.gz\nsamples:\n" + samples);
+    }
+
+    int snakemake(std::string const& args, std::string& output) {
+        std::string const cmd =
+            "cd '" + dir().string() + "' && snakemake -s '" + std::string(QMER_SOURCE_DIR) +
+            "/workflows/Snakefile' --configfile config.yaml " + args + " > snakemake.log 2>&1";
+        int const status = std::system(cmd.c_str());
+        output = slurp(dir() / "snakemake.log");
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+};
+
+std::vector<std::vector<std::string>> rows(std::string const& text) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::vector<std::string> fields;
+        std::istringstream fs(line);
+        std::string f;
+        while (std::getline(fs, f, '\t')) fields.push_back(f);
+        out.push_back(fields);
+    }
+    return out;
+}
+
+// The value of "key": N in a flat JSON text.
+std::string json_number(std::string const& json, std::string const& key) {
+    auto const at = json.find("\"" + key + "\": ");
+    if (at == std::string::npos) return "";
+    auto const start = at + key.size() + 4;
+    return json.substr(start, json.find_first_of(",\n}", start) - start);
+}
+
+TEST_F(snakefile, runs_end_to_end_and_matches_a_direct_query) {
+    std::string const data = QMER_DATA_DIR;
+    write_config("  pairs:\n    r1: " + data + "/lambda_reads_1.fq.gz\n    r2: " + data +
+                 "/lambda_reads_2.fq.gz\n  unrelated:\n    reads: " + data +
+                 "/unrelated_reads.fq.gz\n");
+    std::string log;
+    ASSERT_EQ(snakemake("--cores 2", log), 0) << log;
+    auto const report = rows(slurp(dir() / "out" / "report.tsv"));
+    ASSERT_EQ(report.size(), 3u) << log;
+    EXPECT_EQ(report[0][0], "sample");
+
+    // The same queries run directly.
+    auto const index = qmer({"index", "-o", "direct.qmer", data + "/lambda_virus.fa.gz"});
+    ASSERT_EQ(index.exit_code, 0) << index.err;
+    auto const pairs = qmer({"query", "--summary", "pairs.json", "-o", "/dev/null", "direct.qmer",
+                             data + "/lambda_reads_1.fq.gz", data + "/lambda_reads_2.fq.gz"});
+    ASSERT_EQ(pairs.exit_code, 0) << pairs.err;
+    auto const unrelated = qmer({"query", "--summary", "unrelated.json", "-o", "/dev/null",
+                                 "direct.qmer", data + "/unrelated_reads.fq.gz"});
+    ASSERT_EQ(unrelated.exit_code, 0) << unrelated.err;
+    for (auto const& row : report) {
+        if (row[0] == "sample") continue;
+        std::string const json = slurp(dir() / (row[0] + ".json"));
+        EXPECT_EQ(row[1], "lambda");
+        EXPECT_EQ(row[2], json_number(json, "reads")) << row[0];
+        EXPECT_EQ(row[3], json_number(json, "pairs")) << row[0];
+        EXPECT_EQ(row[5], json_number(json, "matched")) << row[0];
+        EXPECT_EQ(row[7], json_number(json, "kmers")) << row[0];
+        EXPECT_EQ(row[8], json_number(json, "hits")) << row[0];
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/pairs.lambda/reads_1.fq.gz"));
+    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/unrelated.lambda/reads.fq.gz"));
+
+    // Nothing left to do on a second run.
+    ASSERT_EQ(snakemake("--cores 2", log), 0) << log;
+    EXPECT_NE(log.find("Nothing to be done"), std::string::npos) << log;
+}
+
+TEST_F(snakefile, dry_run_plans_index_query_and_report) {
+    write_config("  unrelated:\n    reads: " + std::string(QMER_DATA_DIR) +
+                 "/unrelated_reads.fq.gz\n");
+    std::string log;
+    ASSERT_EQ(snakemake("-n --cores 2", log), 0) << log;
+    for (char const* rule : {"rule index:", "rule query:", "rule report:"})
+        EXPECT_NE(log.find(rule), std::string::npos) << rule << "\n" << log;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "out"));
+}
+
+TEST_F(snakefile, broken_input_fails_its_rule_with_qmers_message) {
+    write_file("broken.fq", "@r1\nACGTACGTACGTACGTACGTACGTACGTACGTACGT\n+\nIII\n");
+    write_config("  broken:\n    reads: broken.fq\n");
+    std::string log;
+    EXPECT_NE(snakemake("--cores 2", log), 0) << log;
+    std::string const rule_log = slurp(dir() / "out/logs/query/broken.lambda.log");
+    EXPECT_NE(rule_log.find("qmer: error:"), std::string::npos) << rule_log;
+    EXPECT_NE(rule_log.find("broken.fq"), std::string::npos) << rule_log;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "out/query/broken.lambda.tsv.gz"));
+}
+
+}  // namespace
