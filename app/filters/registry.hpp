@@ -13,13 +13,15 @@
 #include "app/filters/persistence.hpp"
 #include "core/error.hpp"
 #include "core/qf/linear_probing.hpp"
+#include "core/qf/locally_locked.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
 
-enum class filter_kind { linear_probing };
+enum class filter_kind { locally_locked, bounded_growing, linear_probing };
 
-inline constexpr std::string_view filter_kind_names[] = {"linear-probing"};
+inline constexpr std::string_view filter_kind_names[] = {"locally-locked", "bounded-growing",
+                                                         "linear-probing"};
 
 inline std::string_view filter_kind_name(filter_kind k) {
     return filter_kind_names[static_cast<size_t>(k)];
@@ -47,11 +49,66 @@ inline unsigned ceil_log2(double x) {
 template <filter_kind Kind>
 struct filter_codec;
 
+// Save, load and params shared by every codec.
+template <typename F>
+struct codec_base {
+    using filter_type = F;
+    static void save(F const& f, io::index_writer& w) { save_filter(f, w); }
+    static std::unique_ptr<F> load(io::index_file const& index) { return load_filter<F>(index); }
+    static std::vector<uint64_t> params(F const& f) {
+        std::vector<uint64_t> out;
+        for (auto const& a : filter_state<F>::arrays(f))
+            out.insert(out.end(), a.params.begin(), a.params.end());
+        return out;
+    }
+};
+
+// Quotient filter geometry for n elements at fill <= max_fill: 2^q slots; r such that the FPR
+// n / 2^(q+r) = fill * 2^-r stays <= fpr (section 2 of seed 001).
+struct qf_geometry {
+    unsigned q, r;
+};
+inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double max_fill) {
+    unsigned const q =
+        std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(n, 1)) / max_fill));
+    double const fill = static_cast<double>(n) / std::ldexp(1.0, static_cast<int>(q));
+    unsigned const r = std::max(1u, ceil_log2(std::max(fill, 1e-9) / fpr));
+    if (q + r > 64)
+        throw usage_error("--fpr " + std::to_string(fpr) + " is too small for " +
+                          std::to_string(n) + " k-mers: q + r exceeds 64 bits");
+    return {q, r};
+}
+
+// The locally locked QF at a fixed size: --expected (or the k-mer positions counted in a first
+// pass) at <= 90% fill. It answers `full` rather than grow.
+template <>
+struct filter_codec<filter_kind::locally_locked> : codec_base<qf::locally_locked_filter> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        auto const g = plan_quotient_filter(expected, fpr, 0.9);
+        return std::make_unique<filter_type>(g.q, g.r);
+    }
+};
+
+// The locally locked QF with bounded growing (seed 001, "Growing concurrently"): starts sized for
+// --expected (or 2^16 slots) and doubles at 90% fill, giving one remainder bit per doubling. The
+// fingerprint keeps its q + r bits, so the FPR n / 2^(q+r) grows linearly with n: it starts with 8
+// spare remainder bits, which keep --fpr up to ~256x --expected, and 8 doublings.
+template <>
+struct filter_codec<filter_kind::bounded_growing> : codec_base<qf::locally_locked_filter> {
+    static constexpr bool grows = true;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        auto g = plan_quotient_filter(expected ? expected : 1 << 16, fpr, 0.9);
+        // Leave remainder bits to give up: each doubling costs one.
+        g.r = std::min(64u - g.q, g.r + 8);
+        return std::make_unique<filter_type>(g.q, g.r, qf::growing_policy{true, 0.9});
+    }
+};
+
 // Lock-free linear probing QF (fixed size): 2^q slots for `expected` elements at <= 90% fill, and
 // the fewest remainder bits whose Corollary 1 bound at that fill meets --fpr.
 template <>
-struct filter_codec<filter_kind::linear_probing> {
-    using filter_type = qf::linear_probing;
+struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing> {
     static constexpr bool grows = false;
     static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
         unsigned const q =
@@ -61,18 +118,10 @@ struct filter_codec<filter_kind::linear_probing> {
         while (r + 3 + q < 64 && filter_type::corollary1_fpr(r, fill) > fpr) ++r;
         return std::make_unique<filter_type>(q, r);
     }
-    static std::vector<uint64_t> params(filter_type const& f) {
-        return {f.quotient_bits(), f.remainder_bits()};
-    }
-    static void save(filter_type const& f, io::index_writer& w) { save_filter(f, w); }
-    static std::unique_ptr<filter_type> load(io::index_file const& index) {
-        return load_filter<filter_type>(index);
-    }
 };
 
 inline bool filter_kind_can_append(filter_kind k) {
-    (void)k;
-    return false;
+    return k == filter_kind::bounded_growing;
 }
 
 inline filter_kind filter_kind_of_index(io::index_file const& index) {
@@ -86,6 +135,10 @@ inline filter_kind filter_kind_of_index(io::index_file const& index) {
 template <typename Fn>
 decltype(auto) visit_filter_kind(filter_kind k, Fn&& fn) {
     switch (k) {
+        case filter_kind::locally_locked:
+            return fn(std::integral_constant<filter_kind, filter_kind::locally_locked>{});
+        case filter_kind::bounded_growing:
+            return fn(std::integral_constant<filter_kind, filter_kind::bounded_growing>{});
         case filter_kind::linear_probing:
             return fn(std::integral_constant<filter_kind, filter_kind::linear_probing>{});
     }

@@ -13,6 +13,10 @@ namespace {
 using qmer::test::cli_test;
 using index_query = cli_test;
 
+// Every --filter name qmer index offers.
+#define QMER_TEST_FILTER_KINDS \
+    { "locally-locked", "bounded-growing", "linear-probing" }
+
 // Parses the TSV body (after the # lines and the header) into rows of fields.
 std::vector<std::vector<std::string>> tsv_rows(std::string const& text) {
     std::vector<std::vector<std::string>> rows;
@@ -148,6 +152,29 @@ TEST_F(index_query, error_free_reads_have_containment_one_and_unrelated_reads_ar
     auto const json = slurp(dir() / "s.json");
     EXPECT_NE(json.find("\"reads\": 1000"), std::string::npos) << json;
     EXPECT_NE(json.find("\"matched\": " + std::to_string(called)), std::string::npos) << json;
+}
+
+TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
+    std::string const genome = lambda_genome();
+    std::string fq;
+    for (size_t start = 0; start + 150 <= genome.size(); start += 97) {
+        std::string const read = genome.substr(start, 150);
+        fq += "@r" + std::to_string(start) + "\n" + read + "\n+\n" + std::string(150, 'I') + "\n";
+    }
+    write_file("exact.fq", fq);
+    for (char const* kind : QMER_TEST_FILTER_KINDS) {
+        SCOPED_TRACE(kind);
+        auto r = qmer({"index", "--filter", kind, "-t", "3", "-o", "x.qmer",
+                       data("lambda_virus.fa.gz").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        r = qmer({"query", "-t", "3", "x.qmer", "exact.fq"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        auto const rows = tsv_rows(r.out);
+        ASSERT_EQ(rows.size(), genome.size() / 97 - 1);
+        for (auto const& row : rows) ASSERT_EQ(row[2], "120") << row[0];
+        auto const info = qmer({"info", "--json", "x.qmer"});
+        EXPECT_NE(info.out.find(std::string("\"filter\": \"") + kind + "\""), std::string::npos);
+    }
 }
 
 TEST_F(index_query, output_does_not_depend_on_the_thread_count) {

@@ -84,11 +84,16 @@ TYPED_TEST_P(filter_contract, oracle_no_false_negative_up_to_max_fill) {
         inserted += r == insert_result::inserted;
         // Read-your-writes, and every earlier key still present (checked on a sample for speed).
         ASSERT_TRUE(f->contains(keys[i])) << "key " << i;
-        if (i % 97 == 0)
-            for (size_t j = 0; j <= i; j += 1 + i / 64) ASSERT_TRUE(f->contains(keys[j])) << j;
+        if (i % 97 == 0) {
+            for (size_t j = 0; j <= i; j += 1 + i / 64) {
+                ASSERT_TRUE(f->contains(keys[j])) << j;
+            }
+        }
     }
     EXPECT_EQ(f->size(), inserted);
-    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(f->contains(keys[i])) << "key " << i;
+    for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(f->contains(keys[i])) << "key " << i;
+    }
     // Inserting again changes nothing.
     for (size_t i = 0; i < n; i += 13)
         EXPECT_EQ(f->insert(keys[i]), insert_result::already_present);
