@@ -1,0 +1,96 @@
+// Throughput of the canonical k-mer scanner on one core, in bases per second (items_per_second).
+//
+// All variants walk the same ~10 Mbp pseudo-random sequence (a few N runs, some lowercase), built
+// once, so they differ only in the work per base:
+//   encode_only    the floor: a plain loop that looks up each base's 2-bit code and sums the codes
+//   scan/K         canonical k-mers, summed so the compiler cannot drop the loop
+//   scan_hash/K    canonical k-mers hashed with XXH3 (kmer_hasher), hashes summed
+//   count/K        count_valid_kmers, what a query computes as "k-mers scanned"
+// bench/kmer/README.md gives the ratios to encode_only, all measured in one run of this program.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "core/kmer/encoding.hpp"
+#include "core/kmer/hash.hpp"
+#include "core/kmer/scanner.hpp"
+
+namespace {
+
+constexpr size_t sequence_length = 10'000'000;
+
+std::string const& bench_sequence() {
+    static std::string const seq = [] {
+        std::mt19937_64 rng(42);
+        std::string s(sequence_length, 'A');
+        for (char& c : s) c = "ACGTACGTACGTacgt"[rng() & 15];
+        // About one N run of 1-100 bases per 100 kb, as in assembled references.
+        for (size_t start = rng() % 100'000; start < s.size(); start += 50'000 + rng() % 100'000) {
+            size_t const length = 1 + rng() % 100;
+            for (size_t i = start; i < start + length && i < s.size(); ++i) s[i] = 'N';
+        }
+        return s;
+    }();
+    return seq;
+}
+
+void set_counters(benchmark::State& state) {
+    auto const bases = static_cast<int64_t>(bench_sequence().size());
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * bases);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bases);
+}
+
+void encode_only(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        for (char c : seq) sum += qmer::encode_base(c);
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
+void scan(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    qmer::kmer_scanner const scanner(static_cast<unsigned>(state.range(0)));
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        scanner.for_each(seq, [&](uint64_t canonical, size_t) { sum += canonical; });
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
+void scan_hash(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    qmer::kmer_scanner const scanner(static_cast<unsigned>(state.range(0)));
+    qmer::kmer_hasher const hasher{0x5EED};
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        scanner.for_each(seq, [&](uint64_t canonical, size_t) { sum += hasher(canonical); });
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
+void count(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    qmer::kmer_scanner const scanner(static_cast<unsigned>(state.range(0)));
+    for (auto _ : state) {
+        size_t n = scanner.count(seq);
+        benchmark::DoNotOptimize(n);
+    }
+    set_counters(state);
+}
+
+BENCHMARK(encode_only)->Unit(benchmark::kMillisecond);
+BENCHMARK(scan)->Arg(21)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(scan_hash)->Arg(21)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(count)->Arg(31)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
