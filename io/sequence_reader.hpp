@@ -9,9 +9,10 @@
 //   - FASTA and FASTQ are parsed by htslib's kseq.h over bgzf_read (the fastest reader measured,
 //     DESIGN.md "Dependencies"), with checks kseq itself does not make: every record must start
 //     with the format's header character, FASTQ records need their '+' line and as many quality
-//     bytes as bases, FASTA must not contain '+' lines, and no record may hold control bytes other
-//     than tab and CR (binary garbage). FASTA: multi-line, blank lines allowed; a header with no
-//     sequence is an empty record. FASTQ: 4-line and multi-line records.
+//     bytes as bases, FASTA must not contain '+' lines, and no record may hold a NUL byte (binary
+//     data; other control bytes pass through, and the k-mer scanner treats them as non-bases).
+//     FASTA: multi-line, blank lines allowed; a header with no sequence is an empty record. FASTQ:
+//     4-line and multi-line records.
 //   - SAM/BAM/CRAM through hts_open + sam_read1, for unaligned (or aligned) reads: secondary and
 //     supplementary records are skipped, and records flagged reverse-strand are
 //     reverse-complemented (quality reversed) back to the orientation the sequencer read them in.

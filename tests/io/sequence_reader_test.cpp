@@ -557,9 +557,14 @@ TEST_F(sequence_reader_test, fasta_errors) {
 TEST_F(sequence_reader_test, binary_garbage) {
     std::string const nul = write("nul.fq", std::string("@r1\nAC\0T\n+\nIIII\n", 16));
     expect_input_error([&] { read_all(nul); },
-                       {nul, "record 1", "binary data", "0x00", "position 3 of the sequence"});
-    std::string const in_fasta = write("nul.fa", std::string(">r1\nACGT\n>r2\nAC\x01\n", 17));
-    expect_input_error([&] { read_all(in_fasta); }, {in_fasta, "record 2", "0x01"});
+                       {nul, "record 1", "binary data", "NUL", "position 3 of the sequence"});
+    std::string const in_fasta = write("nul.fa", std::string(">r1\nACGT\n>r2\nAC\0\n", 17));
+    expect_input_error([&] { read_all(in_fasta); }, {in_fasta, "record 2", "NUL"});
+    std::string const in_quality = write("nulq.fq", std::string("@r1\nACGT\n+\nI\0II\n", 16));
+    expect_input_error([&] { read_all(in_quality); },
+                       {in_quality, "record 1", "position 2 of the quality"});
+    std::string const in_name = write("nuln.fa", std::string(">r\0x\nACGT\n", 10));
+    expect_input_error([&] { read_all(in_name); }, {in_name, "record 1", "of the name"});
     std::string const first = write("bin", std::string("\x01\x02\x03\x00\xff", 5));
     expect_input_error([&] { sequence_reader r(first); },
                        {first, "not a sequence file", "0x01", "binary"});
