@@ -47,6 +47,221 @@ inline constexpr uint64_t read_lock = continuation;              // 010: a locke
 inline constexpr uint64_t write_lock = occupied | continuation;  // 110: a locked empty slot
 }  // namespace status
 
+// Scanning whole groups (shared with core/qf/locally_locked.hpp). A slot is read out of a group
+// value already in a register instead of with one atomic load (and one division) per slot, and the
+// status bits of every slot of a group are tested at once: shifting a group right by 0, 1 or 2 and
+// masking with `lane0` (bit 0 of every slot) lines up the shifted, continuation or occupied bits
+// of all its slots on bit 0 of each slot. The predicates below hold in the sequential layout and
+// see through the locally locked filter's locks (010 read lock = a locked cluster start, 110 write
+// lock = a locked empty slot), because no lock has its shifted bit set:
+//   shifted element       S                 (s = 1 only on elements)
+//   continuation          C & S             (a lock's c bit is not a continuation)
+//   stop of a left scan   ~S                (cluster start, read lock, empty, write lock)
+//   hole                  ~S & ~(O ^ C)     (000 empty or 110 write lock)
+//   occupied, when S      O
+//   not a continuation    ~(C & S)          (what "do ++p; while (continuation(p))" stops at)
+namespace scan {
+
+__extension__ using u128 = unsigned __int128;
+
+// Per-table constants: lane masks and division-free slot <-> (group, lane) arithmetic (a 64-bit
+// division costs ~40 cycles; the slot-at-a-time code did one per slot read).
+class layout {
+  public:
+    layout() = default;
+    explicit layout(grouped_slots const& s)
+        : bits_(s.slot_bits()),
+          spg_(s.slots_per_group()),
+          groups_(s.group_count()),
+          // 65536 / bits + 1: bit * lane_magic_ >> 16 == bit / bits for every bit < 64 (the
+          // rounding error, < 64 / 65536, stays below the 1 / bits gap to the next integer).
+          lane_magic_(65536u / s.slot_bits() + 1) {
+        for (unsigned k = 0; k < spg_; ++k) lane0_ |= uint64_t{1} << (k * bits_);
+        pow2_ = (spg_ & (spg_ - 1)) == 0;
+        while ((1u << log2_spg_) < spg_) ++log2_spg_;
+        // ceil(2^64 / spg) for the other divisors: slot * magic >> 64 == slot / spg for slot <
+        // 2^41 (the error, < slot / 2^64, stays below the 1 / spg gap).
+        group_magic_ = pow2_ ? 0 : ~uint64_t{0} / spg_ + 1;
+        size_t const used = s.slot_count() - (groups_ == 0 ? 0 : (groups_ - 1) * spg_);
+        last_lanes_ = lane0_ & low_bits(static_cast<unsigned>(used) * bits_);
+    }
+
+    unsigned slot_bits() const noexcept { return bits_; }
+    unsigned slots_per_group() const noexcept { return spg_; }
+    size_t group_count() const noexcept { return groups_; }
+    uint64_t lane0() const noexcept { return lane0_; }
+
+    size_t group_of(size_t slot) const noexcept {
+        if (pow2_) return slot >> log2_spg_;
+        return static_cast<size_t>((static_cast<u128>(slot) * group_magic_) >> 64);
+    }
+    size_t first_slot(size_t g) const noexcept { return g * spg_; }
+    // The lane whose slot begins at `bit` (a multiple of slot_bits found with a bit scan).
+    unsigned lane_at_bit(unsigned bit) const noexcept { return (bit * lane_magic_) >> 16; }
+    uint64_t slot(uint64_t gv, unsigned lane) const noexcept {
+        return grouped_slots::slot_in(gv, lane, bits_);
+    }
+
+    // Lane masks (bit 0 of the chosen lanes): lanes of group g that are real slots; lanes at or
+    // below k; lanes at or above k.
+    uint64_t real(size_t g) const noexcept { return g + 1 == groups_ ? last_lanes_ : lane0_; }
+    uint64_t upto(unsigned k) const noexcept { return lane0_ & low_bits((k + 1) * bits_); }
+    uint64_t from(unsigned k) const noexcept { return lane0_ & ~low_bits(k * bits_); }
+
+    uint64_t shifted(uint64_t gv) const noexcept { return gv & lane0_; }
+    uint64_t cont_bit(uint64_t gv) const noexcept { return (gv >> 1) & lane0_; }
+    uint64_t occ_bit(uint64_t gv) const noexcept { return (gv >> 2) & lane0_; }
+    uint64_t continuation(uint64_t gv) const noexcept { return cont_bit(gv) & gv & lane0_; }
+    uint64_t not_continuation(uint64_t gv) const noexcept { return ~continuation(gv) & lane0_; }
+    uint64_t stops(uint64_t gv) const noexcept { return ~gv & lane0_; }
+    uint64_t holes(uint64_t gv) const noexcept {
+        return ~gv & ~(occ_bit(gv) ^ cont_bit(gv)) & lane0_;
+    }
+
+  private:
+    static uint64_t low_bits(unsigned n) noexcept {
+        return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    }
+
+    unsigned bits_ = 0, spg_ = 0;
+    size_t groups_ = 0;
+    uint32_t lane_magic_ = 0;
+    uint64_t lane0_ = 0, last_lanes_ = 0, group_magic_ = 0;
+    bool pow2_ = true;
+    unsigned log2_spg_ = 0;
+};
+
+// The lowest set bit of x after dropping the n - 1 lowest ones (x has at least n set bits).
+inline unsigned nth_bit(uint64_t x, unsigned n) noexcept {
+    while (--n != 0) x &= x - 1;
+    return static_cast<unsigned>(__builtin_ctzll(x));
+}
+
+// Reads slots through a one-group cache: a group is loaded (acquire) again only when the slot
+// asked for lies in another group. For regions that cannot change while they are read (a
+// sequential filter, a cluster held under its locks, a frozen migration source): one load per
+// group is then equivalent to one per slot.
+class cached_reader {
+  public:
+    cached_reader(grouped_slots const& s, layout const& l) noexcept : s_(s), l_(l) {}
+    uint64_t operator()(size_t slot) noexcept {
+        size_t const g = l_.group_of(slot);
+        if (g != g_) {
+            g_ = g;
+            gv_ = s_.load_group(g);
+        }
+        return l_.slot(gv_, static_cast<unsigned>(slot - l_.first_slot(g)));
+    }
+
+  private:
+    grouped_slots const& s_;
+    layout const& l_;
+    size_t g_ = ~size_t{0};
+    uint64_t gv_ = 0;
+};
+
+// The nearest slot at or left of `pos` whose shifted bit is clear (a cluster start, a read lock,
+// an empty slot or a write lock), with the group value it was read from; npos when every slot
+// down to 0 is shifted (a table changing under the scan). One acquire load per group.
+inline constexpr size_t npos = ~size_t{0};
+inline size_t last_stop_at_or_before(grouped_slots const& s, layout const& l, size_t pos,
+                                     uint64_t& gv) noexcept {
+    size_t g = l.group_of(pos);
+    uint64_t lanes = l.upto(static_cast<unsigned>(pos - l.first_slot(g)));
+    for (;;) {
+        gv = s.load_group(g);
+        if (uint64_t const hit = l.stops(gv) & lanes; hit != 0)
+            return l.first_slot(g) +
+                   l.lane_at_bit(63u - static_cast<unsigned>(__builtin_clzll(hit)));
+        if (g == 0) return npos;
+        --g;
+        lanes = l.lane0();
+    }
+}
+
+// The first hole (empty or write-locked slot) at or right of `pos`, with its group value; npos if
+// none before the end of the table.
+inline size_t first_hole_at_or_after(grouped_slots const& s, layout const& l, size_t pos,
+                                     uint64_t& gv) noexcept {
+    size_t g = l.group_of(pos);
+    if (g >= l.group_count()) return npos;
+    uint64_t lanes = l.from(static_cast<unsigned>(pos - l.first_slot(g)));
+    for (;;) {
+        gv = s.load_group(g);
+        if (uint64_t const hit = l.holes(gv) & lanes & l.real(g); hit != 0)
+            return l.first_slot(g) + l.lane_at_bit(static_cast<unsigned>(__builtin_ctzll(hit)));
+        if (++g == l.group_count()) return npos;
+        lanes = l.lane0();
+    }
+}
+
+// What the slots (c, q] say about q's place in c's cluster, from one load per group.
+struct span_summary {
+    bool all_shifted = true;   // every slot in (c, q] holds a shifted element (is in c's cluster)
+    unsigned occupied = 0;     // occupied slots in (c, q]: runs from c's to q's, when all shifted
+    unsigned run_starts = 0;   // slots in (c, q) that are not continuations
+    uint64_t start_value = 0;  // slot c as read
+    uint64_t q_value = 0;      // slot q as read
+};
+inline span_summary summarize(grouped_slots const& s, layout const& l, size_t c,
+                              size_t q) noexcept {
+    span_summary out;
+    size_t const gc = l.group_of(c), gq = l.group_of(q);
+    unsigned const kc = static_cast<unsigned>(c - l.first_slot(gc));
+    unsigned const kq = static_cast<unsigned>(q - l.first_slot(gq));
+    for (size_t g = gc; g <= gq; ++g) {
+        uint64_t const gv = s.load_group(g);
+        if (g == gc) out.start_value = l.slot(gv, kc);
+        if (g == gq) out.q_value = l.slot(gv, kq);
+        uint64_t lanes = l.lane0();  // (c, q] restricted to this group
+        if (g == gc) lanes &= ~l.upto(kc);
+        if (g == gq) lanes &= l.upto(kq);
+        if ((l.shifted(gv) & lanes) != lanes) out.all_shifted = false;
+        out.occupied += static_cast<unsigned>(__builtin_popcountll(l.occ_bit(gv) & lanes));
+        uint64_t const before_q = g == gq ? lanes & ~l.from(kq) : lanes;
+        out.run_starts +=
+            static_cast<unsigned>(__builtin_popcountll(l.not_continuation(gv) & before_q));
+    }
+    return out;
+}
+
+// The n-th (n >= 1) slot after `from` that is not a continuation: with n = the number of runs to
+// step over, where "do ++p; while (continuation(p))" ends after n rounds (section 2, Block H).
+// One load per group; the caller guarantees such a slot exists before the end of the table.
+inline size_t nth_run_start_after(grouped_slots const& s, layout const& l, size_t from,
+                                  unsigned n) noexcept {
+    size_t g = l.group_of(from + 1);
+    uint64_t lanes = l.from(static_cast<unsigned>(from + 1 - l.first_slot(g)));
+    for (;; ++g, lanes = l.lane0()) {
+        uint64_t const hit = l.not_continuation(s.load_group(g)) & lanes;
+        unsigned const count = static_cast<unsigned>(__builtin_popcountll(hit));
+        if (count >= n) return l.first_slot(g) + l.lane_at_bit(nth_bit(hit, n));
+        n -= count;
+    }
+}
+
+// Block I: searches the sorted run starting at p for remainder r; true if found. Reads each
+// group once.
+inline bool run_contains(grouped_slots const& s, layout const& l, size_t total_slots, size_t p,
+                         uint64_t r) noexcept {
+    size_t g = l.group_of(p);
+    unsigned k = static_cast<unsigned>(p - l.first_slot(g));
+    unsigned const spg = l.slots_per_group();
+    uint64_t gv = s.load_group(g);
+    for (;;) {
+        uint64_t const x = l.slot(gv, k) >> 3;
+        if (x >= r) return x == r;
+        if (++p >= total_slots) return false;
+        if (++k == spg) {
+            k = 0;
+            gv = s.load_group(++g);
+        }
+        if (((l.continuation(gv) >> (k * l.slot_bits())) & 1) == 0) return false;
+    }
+}
+
+}  // namespace scan
+
 // Slots after the 2^q canonical ones, so runs of the last canonical slots need no wrap-around:
 // 1/64 of the table plus 64 (1.6% memory at large q).
 inline constexpr size_t overflow_slots(unsigned quotient_bits) {
@@ -58,7 +273,8 @@ class sequential_filter {
     sequential_filter(unsigned quotient_bits, unsigned remainder_bits)
         : geometry_(checked({quotient_bits, remainder_bits})),
           total_slots_(geometry_.canonical_slots() + overflow_slots(quotient_bits)),
-          slots_(total_slots_, remainder_bits + 3) {}
+          slots_(total_slots_, remainder_bits + 3),
+          layout_(slots_) {}
 
     qf::geometry const& geometry() const noexcept { return geometry_; }
     size_t size() const noexcept { return size_; }
@@ -75,11 +291,8 @@ class sequential_filter {
         uint64_t const q = geometry_.quotient(h);
         uint64_t const r = geometry_.remainder(h);
         if (!occupied(q)) return false;
-        for (size_t i = run_start(q);; ++i) {
-            if (remainder(i) == r) return true;
-            if (remainder(i) > r) return false;  // runs are sorted
-            if (i + 1 >= total_slots_ || !continuation(i + 1)) return false;
-        }
+        // Runs are sorted: stop at the first remainder >= r.
+        return scan::run_contains(slots_, layout_, total_slots_, run_start(q), r);
     }
 
     insert_result insert(uint64_t h) {
@@ -95,16 +308,19 @@ class sequential_filter {
         size_t const s = run_start(q);
         size_t p = s;  // the insertion point: first element of the run with a larger remainder
         if (had_run) {
+            scan::cached_reader read(slots_, layout_);
             for (;;) {
-                if (remainder(p) == r) return insert_result::already_present;
-                if (remainder(p) > r) break;
+                uint64_t const x = read(p) >> 3;
+                if (x == r) return insert_result::already_present;
+                if (x > r) break;
                 ++p;
-                if (p >= total_slots_ || !continuation(p)) break;
+                if (p >= total_slots_ || !(read(p) & status::continuation)) break;
             }
         }
-        size_t e = p;  // the first empty slot at or after p: the shift ends there
-        while (e < total_slots_ && !empty(e)) ++e;
-        if (e >= total_slots_) {
+        // The first empty slot at or after p: the shift ends there.
+        uint64_t unused = 0;
+        size_t const e = scan::first_hole_at_or_after(slots_, layout_, p, unused);
+        if (e == scan::npos) {
             if (!had_run) set_occupied(q, false);
             return insert_result::full;
         }
@@ -113,13 +329,27 @@ class sequential_filter {
                            (had_run && p != s ? status::continuation : 0);
         // If it displaced the old run start, that element now continues the run.
         bool const displaced_run_start = had_run && p == s;
-        for (size_t i = p; i <= e; ++i) {
-            uint64_t const old = slots_.get(i);
+        // Shift [p, e] right by one slot, a group at a time: each group is read and stored once
+        // (release, as set_unsynchronized does, for readers that only ever see whole groups).
+        auto words = slots_.groups();
+        unsigned const bits = layout_.slot_bits(), spg = layout_.slots_per_group();
+        size_t g = layout_.group_of(p);
+        unsigned k = static_cast<unsigned>(p - layout_.first_slot(g));
+        uint64_t gv = words[g].load(std::memory_order_relaxed);
+        for (size_t i = p;; ++i) {
+            uint64_t const old = layout_.slot(gv, k);
             uint64_t old_element = old & ~status::occupied;
             if (i == p && displaced_run_start) old_element |= status::continuation;
-            slots_.set_unsynchronized(i, element | (old & status::occupied));
+            gv = grouped_slots::with_slot(gv, k, bits, element | (old & status::occupied));
             element = old_element | status::shifted;  // everything moved right is shifted
+            if (i == e) break;
+            if (++k == spg) {
+                words[g].store(gv, std::memory_order_release);
+                gv = words[++g].load(std::memory_order_relaxed);
+                k = 0;
+            }
         }
+        words[g].store(gv, std::memory_order_release);
         ++size_;
         return insert_result::inserted;
     }
@@ -161,8 +391,13 @@ class sequential_filter {
         return g;
     }
 
-    uint64_t stat(size_t i) const noexcept { return slots_.get(i) & status::mask; }
-    uint64_t remainder(size_t i) const noexcept { return slots_.get(i) >> 3; }
+    // One slot, with the division-free group arithmetic of the layout.
+    uint64_t slot(size_t i) const noexcept {
+        size_t const g = layout_.group_of(i);
+        return layout_.slot(slots_.load_group(g), static_cast<unsigned>(i - layout_.first_slot(g)));
+    }
+    uint64_t stat(size_t i) const noexcept { return slot(i) & status::mask; }
+    uint64_t remainder(size_t i) const noexcept { return slot(i) >> 3; }
     bool empty(size_t i) const noexcept { return stat(i) == status::empty; }
     bool occupied(size_t i) const noexcept { return stat(i) & status::occupied; }
     bool continuation(size_t i) const noexcept { return stat(i) & status::continuation; }
@@ -172,19 +407,18 @@ class sequential_filter {
         slots_.set_unsynchronized(i, on ? v | status::occupied : v & ~status::occupied);
     }
 
-    // Where run q begins (occupied(q) must be set): walk left to the cluster start, then step over
-    // one run per occupied canonical slot before q (section 2).
+    // Where run q begins (occupied(q) must be set): walk left to the cluster start c, then step
+    // over one run per occupied canonical slot in (c, q] (section 2). Whole groups at a time: the
+    // cluster start is the last unshifted slot at or before q, the runs to step over are a
+    // popcount, and since run q begins at or after q, only the run starts from q on are selected.
     size_t run_start(uint64_t q) const noexcept {
-        size_t b = q;
-        while (shifted(b)) --b;
-        size_t s = b;
-        while (b != q) {
-            do ++s;
-            while (continuation(s));
-            do ++b;
-            while (!occupied(b));
-        }
-        return s;
+        uint64_t unused = 0;
+        size_t const c = scan::last_stop_at_or_before(slots_, layout_, q, unused);
+        if (c == q) return q;
+        scan::span_summary const sum = scan::summarize(slots_, layout_, c, q);
+        if (sum.occupied > sum.run_starts)
+            return scan::nth_run_start_after(slots_, layout_, q - 1, sum.occupied - sum.run_starts);
+        return scan::nth_run_start_after(slots_, layout_, c, sum.occupied);
     }
 
     // (quotient, remainder) of every element of the cluster starting at c, in table order.
@@ -235,6 +469,7 @@ class sequential_filter {
     qf::geometry geometry_;
     size_t total_slots_;
     grouped_slots slots_;
+    scan::layout layout_;
     size_t size_ = 0;
 };
 
