@@ -28,6 +28,16 @@
 // visible unlocked before the cluster behind it is complete: a group snapshot is always consistent
 // for any unlocked cluster start it contains (the basis of the one-group query).
 //
+// Scanning (the paths under locks, Blocks B-I): slots are read a whole group at a time - one
+// acquire load per 64-bit group, the slot values taken out of the register, status bits of all
+// slots of a group tested at once with lane masks (core/qf/sequential.hpp, namespace scan) -
+// instead of one atomic load per slot. Reading k slots of a group from one load is what k loads
+// would return had no write to that group fallen between them, an interleaving the slot-at-a-time
+// scan allows, so the protocol is unchanged: every lock CAS still uses the group value it examined,
+// a slot is read again (a fresh load) wherever the slot-at-a-time code re-read it (waiting on a
+// lock, after a failed CAS, after taking a lock), and the checks made under a lock read the table
+// after the lock was taken.
+//
 // `full`: with growing off (or when no remainder bit is left to give up) insert answers full when
 // no empty slot follows its canonical slot. With growing on, reaching fill grow_at (or `full`)
 // doubles the table: q+1 quotient bits, r-1 remainder bits, same q+r bit fingerprint. Migration
@@ -105,14 +115,19 @@ inline void pause() noexcept {
 
 struct table {
     table(qf::geometry geo, size_t total)
-        : g(geo), total_slots(total), slots(total, geo.remainder_bits + 3) {}
+        : g(geo), total_slots(total), slots(total, geo.remainder_bits + 3), lanes(slots) {}
     qf::geometry g;
     size_t total_slots;
     grouped_slots slots;
+    scan::layout lanes;  // lane masks and division-free group arithmetic for `slots`
     // Removes in flight on this table; a migration waits for zero before locking (see remove()).
     std::atomic<size_t> removers{0};
 
-    uint64_t get(size_t i) const noexcept { return slots.get(i); }
+    // One slot, one acquire load of its group.
+    uint64_t get(size_t i) const noexcept {
+        size_t const gi = lanes.group_of(i);
+        return lanes.slot(slots.load_group(gi), static_cast<unsigned>(i - lanes.first_slot(gi)));
+    }
 };
 
 struct migration {
@@ -208,8 +223,8 @@ class locally_locked_filter {
             ll::table* t = table_for_writing();
             auto& s = t->slots;
             uint64_t const q = t->g.quotient(h);
-            size_t const g = s.group_of(q);
-            unsigned const i = s.index_in_group(q);
+            size_t const g = t->lanes.group_of(q);
+            unsigned const i = static_cast<unsigned>(q - t->lanes.first_slot(g));
             uint64_t gv = s.load_group(g);
             for (;;) {
                 uint64_t const v = grouped_slots::slot_in(gv, i, s.slot_bits());
@@ -234,7 +249,7 @@ class locally_locked_filter {
     // Batched queries: prefetch the groups of the next hashes, then contains() them.
     void prefetch(uint64_t h) const noexcept {
         ll::table const* t = current_.load(std::memory_order_acquire);
-        t->slots.prefetch(t->g.quotient(h));
+        __builtin_prefetch(t->slots.groups().data() + t->lanes.group_of(t->g.quotient(h)), 0, 3);
     }
 
     qf::geometry geometry() const noexcept { return current_.load(std::memory_order_acquire)->g; }
@@ -265,15 +280,17 @@ class locally_locked_filter {
     template <typename F>
     void for_each_fingerprint(F&& f) const {
         ll::table const& t = *current_.load(std::memory_order_acquire);
+        // Two one-group caches: the scan position and the canonical slot it belongs to.
+        scan::cached_reader at(t.slots, t.lanes), canonical(t.slots, t.lanes);
         uint64_t quot = 0;
         for (size_t i = 0; i < t.total_slots; ++i) {
-            uint64_t const v = t.get(i);
+            uint64_t const v = at(i);
             if (!ll::has_element(v)) continue;
             if (!ll::shifted(v)) {
                 quot = i;
             } else if (!ll::continuation(v)) {
                 do ++quot;
-                while (!ll::occupied(t.get(quot)));
+                while (!ll::occupied(canonical(quot)));
             }
             f(t.g.fingerprint_of(quot, ll::rem(v)));
         }
@@ -325,8 +342,8 @@ class locally_locked_filter {
         uint64_t const r = t.g.remainder(h);
         for (;;) {
             // Block A: trivial insert into an empty canonical slot, one CAS.
-            size_t const gq = s.group_of(q);
-            unsigned const iq = s.index_in_group(q);
+            size_t const gq = t.lanes.group_of(q);
+            unsigned const iq = static_cast<unsigned>(q - t.lanes.first_slot(gq));
             uint64_t gv = s.load_group(gq);
             uint64_t v = grouped_slots::slot_in(gv, iq, bits);
             if (ll::st(v) == status::empty) {
@@ -368,28 +385,29 @@ class locally_locked_filter {
     // insert is possible again: retry.
     static lock_result acquire_write_lock(ll::table& t, uint64_t q, size_t& w) {
         auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
-        for (size_t i = q; i < t.total_slots;) {
-            size_t const g = s.group_of(i);
-            unsigned const k = s.index_in_group(i);
-            uint64_t gv = s.load_group(g);
-            uint64_t const v = grouped_slots::slot_in(gv, k, bits);
+        auto const& l = t.lanes;
+        for (size_t i = q;;) {
+            // The first empty or write-locked slot at or right of i, one group load at a time: the
+            // slots passed over hold elements or read locks, which the scan steps over anyway.
+            uint64_t gv = 0;
+            i = scan::first_hole_at_or_after(s, l, i, gv);
+            if (i == scan::npos) return lock_result::full;
+            size_t const g = l.group_of(i);
+            unsigned const k = static_cast<unsigned>(i - l.first_slot(g));
+            uint64_t const v = l.slot(gv, k);
             if (ll::st(v) == status::write_lock) {
                 if (ll::rem(v) != 0) return lock_result::migrating;
-                while (s.get(i) == v) ll::pause();
+                while (t.get(i) == v) ll::pause();
                 return lock_result::retry;
             }
-            if (ll::st(v) == status::empty) {
-                if (i == q) return lock_result::retry;
-                if (s.cas_group(g, gv, grouped_slots::with_slot(gv, k, bits, status::write_lock))) {
-                    w = i;
-                    return lock_result::locked;
-                }
-                continue;  // the group changed: re-examine this slot
+            if (i == q) return lock_result::retry;
+            if (s.cas_group(g, gv,
+                            grouped_slots::with_slot(gv, k, l.slot_bits(), status::write_lock))) {
+                w = i;
+                return lock_result::locked;
             }
-            ++i;
+            // The group changed: re-examine slot i with a fresh load.
         }
-        return lock_result::full;
     }
 
     // Block C / G: scan left from q to the cluster start and read lock it (100 -> 010). Waits on a
@@ -397,36 +415,52 @@ class locally_locked_filter {
     // change).
     static constexpr size_t no_slot = ~size_t{0};
     static size_t acquire_read_lock_from(ll::table& t, uint64_t q) {
-        auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
-        size_t c = q;
-        for (;;) {
-            size_t const g = s.group_of(c);
-            unsigned const k = s.index_in_group(c);
-            uint64_t gv = s.load_group(g);
-            uint64_t const v = grouped_slots::slot_in(gv, k, bits);
-            if (ll::st(v) == status::read_lock) {
-                ll::pause();
-                continue;
-            }
-            if (ll::st(v) == status::cluster_start) {
-                if (s.cas_group(g, gv,
-                                grouped_slots::with_slot(gv, k, bits,
-                                                         (v & ~status::mask) | status::read_lock)))
+        for (size_t c = q;;) {
+            // Shifted elements are passed over a group at a time; c is the nearest unshifted slot.
+            // A hole there (or no unshifted slot down to 0) cannot appear while we hold the write
+            // lock; should the table say otherwise, the caller starts over.
+            uint64_t gv = 0;
+            c = scan::last_stop_at_or_before(t.slots, t.lanes, c, gv);
+            if (c == scan::npos) return no_slot;
+            switch (try_read_lock(t, c, gv)) {
+                case stop_kind::locked:
                     return c;
-                continue;
+                case stop_kind::again:
+                    continue;  // read locked, or the CAS lost: look at c again (fresh load)
+                case stop_kind::hole:
+                    return no_slot;
             }
-            // A shifted element: the cluster starts further left. A hole cannot appear while we
-            // hold the write lock; should the table say otherwise, the caller starts over.
-            if (!ll::has_element(v) || c == 0) return no_slot;
-            --c;
         }
+    }
+
+    // What a left scan found at its stop c (a slot with the shifted bit clear, read from group
+    // value gv): a cluster start is read locked (100 -> 010) with one CAS on gv; a read lock held
+    // by someone else is waited for (pause, then the caller reloads); a hole ends the scan.
+    enum class stop_kind { locked, again, hole };
+    static stop_kind try_read_lock(ll::table& t, size_t c, uint64_t gv) {
+        auto const& l = t.lanes;
+        size_t const g = l.group_of(c);
+        unsigned const k = static_cast<unsigned>(c - l.first_slot(g));
+        uint64_t const v = l.slot(gv, k);
+        if (ll::st(v) == status::read_lock) {
+            ll::pause();
+            return stop_kind::again;
+        }
+        if (ll::st(v) == status::cluster_start) {
+            if (t.slots.cas_group(
+                    g, gv,
+                    grouped_slots::with_slot(gv, k, l.slot_bits(),
+                                             (v & ~status::mask) | status::read_lock)))
+                return stop_kind::locked;
+            return stop_kind::again;
+        }
+        return stop_kind::hole;
     }
 
     static void release_read_lock(ll::table& t, size_t c, uint64_t final_value) {
         auto& s = t.slots;
-        size_t const g = s.group_of(c);
-        unsigned const k = s.index_in_group(c);
+        size_t const g = t.lanes.group_of(c);
+        unsigned const k = static_cast<unsigned>(c - t.lanes.first_slot(g));
         uint64_t gv = s.load_group(g);
         // acq_rel CAS: release publishes every write made under the lock to the next holder.
         while (!s.cas_group(g, gv, grouped_slots::with_slot(gv, k, s.slot_bits(), final_value))) {
@@ -443,19 +477,20 @@ class locally_locked_filter {
     static void write_range(ll::table& t, size_t lo, std::vector<uint64_t> const& vals,
                             size_t own) {
         auto& s = t.slots;
+        auto const& l = t.lanes;
         unsigned const bits = s.slot_bits();
         size_t const hi = lo + vals.size();
         size_t i = lo;
         while (i < hi) {
-            size_t const g = s.group_of(i);
+            size_t const g = l.group_of(i);
             size_t const first = i;
-            size_t const last = std::min(hi, (g + 1) * size_t{s.slots_per_group()});
+            size_t const last = std::min(hi, l.first_slot(g + 1));
             uint64_t gv = s.load_group(g);
             for (;;) {
                 bool locked_by_other = false;
                 uint64_t nv = gv;
                 for (size_t j = first; j < last; ++j) {
-                    unsigned const k = s.index_in_group(j);
+                    auto const k = static_cast<unsigned>(j - l.first_slot(g));
                     uint64_t const cur = grouped_slots::slot_in(gv, k, bits);
                     if (j != own && ll::st(cur) == status::read_lock && cur != vals[j - lo])
                         locked_by_other = true;
@@ -472,12 +507,19 @@ class locally_locked_filter {
         }
     }
 
+    // Slots [lo, lo + out.size()) as the sequential layout has them, one load per group. Only for
+    // a region held under the write lock and the cluster's read lock (it cannot change).
+    static void read_normalized(ll::table const& t, size_t lo, std::vector<uint64_t>& out) {
+        scan::cached_reader read(t.slots, t.lanes);
+        for (size_t i = 0; i < out.size(); ++i) out[i] = ll::normalized(read(lo + i));
+    }
+
     // Blocks D-E under both locks: decode [c, w], insert like the sequential filter, write back.
     static outcome insert_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
         thread_local std::vector<uint64_t> buf, out;
         size_t const n = w - c + 1;
         buf.resize(n);
-        for (size_t i = 0; i < n; ++i) buf[i] = ll::normalized(t.get(c + i));
+        read_normalized(t, c, buf);
         auto occ = [&](size_t i) { return (buf[i - c] & status::occupied) != 0; };
         auto cont = [&](size_t i) { return (buf[i - c] & status::continuation) != 0; };
         bool const had_run = occ(q);
@@ -532,8 +574,9 @@ class locally_locked_filter {
         uint64_t const q = t.g.quotient(h);
         uint64_t const r = t.g.remainder(h);
         // Block F: the answer from the canonical slot's group alone.
-        uint64_t const gv = s.load_group(s.group_of(q));
-        unsigned const iq = s.index_in_group(q);
+        size_t const gq = t.lanes.group_of(q);
+        uint64_t const gv = s.load_group(gq);
+        auto const iq = static_cast<unsigned>(q - t.lanes.first_slot(gq));
         uint64_t const v = grouped_slots::slot_in(gv, iq, bits);
         if (!ll::occupied(v)) return false;
         if (ll::st(v) == status::cluster_start && ll::rem(v) == r) return true;
@@ -577,69 +620,54 @@ class locally_locked_filter {
     // remove may have split the cluster or emptied slots while we scanned), then search the run.
     static bool query_locked(ll::table& t, uint64_t q, uint64_t r) noexcept {
         auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
+        auto const& l = t.lanes;
         for (;;) {
+            // Block G: scan left (a group at a time) to the nearest unshifted slot and read lock
+            // it if it is a cluster start.
             size_t c = q;
             bool restart = false;
             for (;;) {
-                size_t const g = s.group_of(c);
-                unsigned const k = s.index_in_group(c);
-                uint64_t gv = s.load_group(g);
-                uint64_t const v = grouped_slots::slot_in(gv, k, bits);
-                if (ll::st(v) == status::read_lock) {
-                    ll::pause();
-                    continue;
+                uint64_t gv = 0;
+                c = scan::last_stop_at_or_before(s, l, c, gv);
+                if (c == scan::npos) {
+                    restart = true;  // shifted down to slot 0: the table changed under the scan
+                    break;
                 }
-                if (ll::st(v) == status::cluster_start) {
-                    if (s.cas_group(g, gv,
-                                    grouped_slots::with_slot(
-                                        gv, k, bits, (v & ~status::mask) | status::read_lock)))
-                        break;
-                    continue;
-                }
-                if (!ll::has_element(v) || c == 0) {
+                stop_kind const k = try_read_lock(t, c, gv);
+                if (k == stop_kind::locked) break;
+                if (k == stop_kind::hole) {
                     restart = true;  // a hole: the table changed under the scan
                     break;
                 }
-                --c;
             }
             if (restart) {
                 if (!ll::occupied(t.get(q))) return false;
                 ll::pause();
                 continue;
             }
-            // Under the lock: every slot in (c, q] must still be shifted, i.e. in c's cluster.
-            bool valid = true;
-            for (size_t i = c + 1; i <= q && valid; ++i) {
-                uint64_t const x = t.get(i);
-                valid = ll::has_element(x) && ll::shifted(x);
-            }
-            uint64_t const start = t.get(c);
-            uint64_t const start_unlocked = (start & ~status::mask) | status::cluster_start;
-            if (!valid) {
+            // Under the lock (every load below comes after the lock CAS): every slot in (c, q]
+            // must still be shifted, i.e. in c's cluster. The same pass counts the runs to step
+            // over (occupied slots in (c, q]) and the run starts before q.
+            scan::span_summary const sum = scan::summarize(s, l, c, q);
+            uint64_t const start_unlocked =
+                (sum.start_value & ~status::mask) | status::cluster_start;
+            if (!sum.all_shifted) {
                 release_read_lock(t, c, start_unlocked);
                 continue;
             }
             bool found = false;
-            if (ll::occupied(t.get(q))) {
-                // Block H: find run q.
-                size_t b = c, p = c;
-                while (b != q) {
-                    do ++p;
-                    while (ll::continuation(t.get(p)));
-                    do ++b;
-                    while (!ll::occupied(t.get(b)));
+            if (ll::occupied(sum.q_value)) {
+                // Block H: run q begins at the sum.occupied-th run start after c; runs begin at or
+                // after their canonical slot, so after the run starts counted in (c, q) it is
+                // among those from q on (the general form is kept should that not hold).
+                size_t p = c;
+                if (q != c) {
+                    p = sum.occupied > sum.run_starts
+                            ? scan::nth_run_start_after(s, l, q - 1, sum.occupied - sum.run_starts)
+                            : scan::nth_run_start_after(s, l, c, sum.occupied);
                 }
                 // Block I: search the sorted run.
-                for (;;) {
-                    uint64_t const x = ll::rem(t.get(p));
-                    if (x >= r) {
-                        found = x == r;
-                        break;
-                    }
-                    ++p;
-                    if (p >= t.total_slots || !ll::continuation(t.get(p))) break;
-                }
+                found = p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
             }
             release_read_lock(t, c, start_unlocked);
             return found;
@@ -679,7 +707,7 @@ class locally_locked_filter {
         thread_local std::vector<std::pair<uint64_t, uint64_t>> entries;
         size_t const n = w - c;
         buf.resize(n);
-        for (size_t i = 0; i < n; ++i) buf[i] = ll::normalized(t.get(c + i));
+        read_normalized(t, c, buf);
         // Decode c's cluster.
         entries.clear();
         uint64_t quot = c;
@@ -829,19 +857,24 @@ class locally_locked_filter {
     // positions below 2e, before the next one's first quotient 2(e+1): blocks never share a target
     // slot, and the target's slots are written with fetch_or on zeroed groups (each bit once).
     static void copy_block(ll::table const& src, ll::table& dst, size_t lo, size_t hi) {
+        // The source is frozen apart from read locks coming and going, which the ll:: predicates
+        // see through: one load per group (two caches: scan position, canonical slot) is enough.
+        scan::cached_reader at(src.slots, src.lanes), canonical(src.slots, src.lanes);
         size_t p = lo;
-        if (p > 0 && ll::has_element(src.get(p - 1)))
-            while (p < src.total_slots && ll::has_element(src.get(p))) ++p;
+        if (p > 0 && ll::has_element(at(p - 1)))
+            while (p < src.total_slots && ll::has_element(at(p))) ++p;
         unsigned const new_r = dst.g.remainder_bits;
         uint64_t const new_mask = dst.g.remainder_mask();
         auto& ds = dst.slots;
+        auto const& dl = dst.lanes;
         auto put = [&](size_t pos, uint64_t bitsv) {
-            unsigned const shift = ds.index_in_group(pos) * ds.slot_bits();
+            size_t const g = dl.group_of(pos);
+            unsigned const shift = static_cast<unsigned>(pos - dl.first_slot(g)) * dl.slot_bits();
             // relaxed: published by the done2 / current_ chain in help().
-            ds.groups()[ds.group_of(pos)].fetch_or(bitsv << shift, std::memory_order_relaxed);
+            ds.groups()[g].fetch_or(bitsv << shift, std::memory_order_relaxed);
         };
         while (p < hi) {
-            if (!ll::has_element(src.get(p))) {
+            if (!ll::has_element(at(p))) {
                 ++p;
                 continue;
             }
@@ -850,13 +883,13 @@ class locally_locked_filter {
             uint64_t prev_q = ~uint64_t{0};
             size_t i = p;
             for (; i < src.total_slots; ++i) {
-                uint64_t const v = src.get(i);
+                uint64_t const v = at(i);
                 if (!ll::has_element(v)) break;
                 if (!ll::shifted(v)) {
                     quot = i;
                 } else if (!ll::continuation(v)) {
                     do ++quot;
-                    while (!ll::occupied(src.get(quot)));
+                    while (!ll::occupied(canonical(quot)));
                 }
                 uint64_t const fp = src.g.fingerprint_of(quot, ll::rem(v));
                 uint64_t const nq = fp >> new_r;

@@ -227,12 +227,15 @@ inline span_summary summarize(grouped_slots const& s, layout const& l, size_t c,
 
 // The n-th (n >= 1) slot after `from` that is not a continuation: with n = the number of runs to
 // step over, where "do ++p; while (continuation(p))" ends after n rounds (section 2, Block H).
-// One load per group; the caller guarantees such a slot exists before the end of the table.
+// One load per group; npos if the table ends first (it cannot in a consistent table). n = 0
+// gives `from`.
 inline size_t nth_run_start_after(grouped_slots const& s, layout const& l, size_t from,
                                   unsigned n) noexcept {
+    if (n == 0) return from;
     size_t g = l.group_of(from + 1);
     uint64_t lanes = l.from(static_cast<unsigned>(from + 1 - l.first_slot(g)));
     for (;; ++g, lanes = l.lane0()) {
+        if (g >= l.group_count()) return npos;
         uint64_t const hit = l.not_continuation(s.load_group(g)) & lanes;
         unsigned const count = static_cast<unsigned>(__builtin_popcountll(hit));
         if (count >= n) return l.first_slot(g) + l.lane_at_bit(nth_bit(hit, n));
