@@ -1,0 +1,404 @@
+#pragma once
+// The fully expandable quotient filter (seed 001, section 4): qmer's default filter. It needs no
+// size up front and keeps its false-positive rate under the bound p however many elements arrive.
+//
+// Structure: a stack of levels, each a locally locked quotient filter (core/qf/locally_locked.hpp)
+// with bounded growing. Level i has a final size of 2^(Q0 + i) canonical slots and R0 + i remainder
+// bits, so its fingerprint has Q0 + R0 + 2i bits: 2 more than the level below, twice the slots.
+// A level starts at 1/8 of its final size (Q0 + i - 3 quotient bits, R0 + i + 3 remainder bits) and
+// reaches it by 3 doublings of bounded growing (the fingerprint never changes), which keeps the
+// whole structure at least ~2/3 delta_grow full. Only the newest level (the top) takes ordinary
+// inserts; when the top is at its final size and holds delta_grow * 2^(Q0 + i) elements, a new
+// level is pushed. Level 0's final size is the first power of two 2^Q0 with delta_grow * 2^Q0 >
+// the expected element count (2^16 when unknown), and never below 2^10.
+//
+// Theorem 2 (the bound): a false positive needs a fingerprint match on some level, so p+ <= sum_i
+// n_i 2^-(Q_i + R_i) = sum_i f_i 2^-(R0 + i), where f_i = n_i / 2^Q_i is the most level i can hold
+// relative to its canonical slots: delta_grow + 1/32 without cascading inserts (the 1/32 covers
+// inserts that raced with the push of the next level: at most one per thread in flight) and
+// total_slots / 2^Q_i with them (cascading fills lower levels up to every slot). R0 is the
+// smallest remainder for which that geometric sum, over every level that can ever exist, is <= p.
+//
+// Cascading inserts (section 4, a constructor option): an insert walks the lower levels from the
+// bottom and stores h, with one CAS (try_insert_into_empty_canonical), in the first level whose
+// canonical slot for h is empty; only if none is, it goes to the top. Early rejection: with
+// cascading, a query walks the levels from the bottom and answers false at the first lower level
+// whose canonical slot for h holds no element. Sound because (1) an insert passes a lower level
+// only after seeing an element in h's canonical slot there (a slot that is write locked by a late
+// writer is waited out, not passed: such a lock can be released back to empty), (2) a lower level
+// never grows again (it reached its final size before the next level was pushed), so its table
+// and h's canonical slot there are fixed, and (3) a slot that holds an element always will (no
+// removes; shifts only move elements right into empty slots). So an empty canonical slot on lower
+// level j means h was not stored on j or above; the levels below j were checked already. Without
+// cascading a query checks every level, newest first (it holds about half the elements).
+// Both modes check the lower levels for h before inserting, so inserting a stored h answers
+// already_present. Two threads inserting the same new h while a level is being pushed may both
+// store it (on adjacent levels); both answer inserted and size() counts both. Harmless: an extra
+// fingerprint, accounted for by the 1/32 above.
+//
+// Concurrency: insert, contains and prefetch are safe from any number of threads at once. After
+// insert(h) returns, every contains(h) that starts later returns true: the level count is
+// published with release after the level it counts is built, and loaded with acquire by every
+// operation, so a later query sees at least the levels the insert saw. arrays(), level_stats()
+// and memory_bytes() read a quiescent filter.
+//
+// `full`: only when a new level would exceed 64-bit fingerprints or 2^40 slots (far beyond any
+// machine's memory); otherwise insert never answers full.
+//
+// Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
+// locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
+// level's final table. live_memory_bytes() counts the current tables only.
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/filter/filter.hpp"
+#include "core/qf/fingerprint.hpp"
+#include "core/qf/locally_locked.hpp"
+#include "core/qf/sequential.hpp"
+
+namespace qmer::qf {
+
+struct expandable_options {
+    uint64_t expected_elements = 0;               // 0: unknown (default_expected_elements)
+    double max_false_positive_rate = 1.0 / 1024;  // p: the bound Theorem 2 keeps
+    double grow_at = 0.9;                         // delta_grow of every level
+    bool cascading = false;                       // cascading inserts + early rejection of queries
+};
+
+// One level, for `qmer info` and the tests.
+struct expandable_level_stats {
+    unsigned quotient_bits = 0, remainder_bits = 0;  // current geometry
+    unsigned final_quotient_bits = 0;                // the level stops growing at 2^this slots
+    unsigned growths = 0;                            // doublings done (0..3)
+    size_t size = 0;                                 // elements stored
+    size_t capacity = 0;                             // canonical slots of the current table
+    size_t total_slots = 0;                          // with the overflow area
+    size_t live_bytes = 0;                           // the current table
+    size_t memory_bytes = 0;                         // with the tables it left behind
+    double false_positive_rate = 0;                  // 1 - (1 - 2^-(q+r))^size
+};
+
+class expandable_filter {
+  public:
+    static constexpr unsigned level_growths = 3;  // each level starts at 1/8 of its final size
+    static constexpr uint64_t default_expected_elements = uint64_t{1} << 16;
+    static constexpr unsigned min_final_quotient_bits = 10;
+    static constexpr unsigned max_levels = 40;
+    static constexpr uint64_t persistence_tag = 0x3151584550584551ULL;  // "QEXPEXQ1" little end.
+
+    explicit expandable_filter(expandable_options options = {}) : options_(options) {
+        validate_options(options_);
+        plan(options_, q0_, r0_);
+        push_level(0);
+    }
+    expandable_filter(uint64_t expected_elements, double max_false_positive_rate,
+                      bool cascading = expandable_options{}.cascading)
+        : expandable_filter(expandable_options{expected_elements, max_false_positive_rate,
+                                               expandable_options{}.grow_at, cascading}) {}
+
+    expandable_filter(expandable_filter const&) = delete;
+    expandable_filter& operator=(expandable_filter const&) = delete;
+
+    insert_result insert(uint64_t h) {
+        for (;;) {
+            // acquire: pairs with the release store in push_level(); levels_[0..n) are built.
+            unsigned const n = level_count_.load(std::memory_order_acquire);
+            for (unsigned j = 0; j + 1 < n; ++j) {
+                locally_locked_filter& lower = *levels_[j];
+                if (options_.cascading) {
+                    for (;;) {
+                        if (lower.try_insert_into_empty_canonical(h))
+                            return insert_result::inserted;
+                        // Not empty (000). If it holds an element it always will: pass the level.
+                        // Otherwise it is a write lock of a late ordinary insert into this level
+                        // (one that raced with the push): wait, since that lock may be released
+                        // back to empty, and passing it would make early rejection unsound.
+                        if (!lower.canonical_slot_empty(h)) break;
+                        std::this_thread::yield();
+                    }
+                }
+                if (lower.contains(h)) return insert_result::already_present;
+            }
+            locally_locked_filter& top = *levels_[n - 1];
+            switch (top.insert(h)) {
+                case insert_result::inserted:
+                    if (top.geometry().quotient_bits >= q0_ + n - 1 &&
+                        static_cast<double>(top.size()) >=
+                            options_.grow_at * std::ldexp(1.0, static_cast<int>(q0_ + n - 1)))
+                        push_level(n);
+                    return insert_result::inserted;
+                case insert_result::already_present:
+                    return insert_result::already_present;
+                case insert_result::full:
+                    // The top at its final size ran out of overflow slots before the push (only
+                    // with delta_grow near 1 or many racing inserts): push, retry on the new top.
+                    if (!push_level(n)) return insert_result::full;
+                    break;
+            }
+        }
+    }
+
+    bool contains(uint64_t h) const noexcept {
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        if (options_.cascading) {
+            for (unsigned j = 0; j + 1 < n; ++j) {
+                locally_locked_filter const& lower = *levels_[j];
+                if (lower.canonical_slot_empty(h)) return false;  // early rejection (see top)
+                if (lower.contains(h)) return true;
+            }
+            return levels_[n - 1]->contains(h);
+        }
+        for (unsigned j = n; j-- > 0;)
+            if (levels_[j]->contains(h)) return true;
+        return false;
+    }
+
+    // Batched lookups: prefetches h's canonical group on every level (a query for an absent key
+    // reads all of them; they are independent loads, so the memory system overlaps them).
+    void prefetch(uint64_t h) const noexcept {
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) levels_[j]->prefetch(h);
+    }
+
+    size_t size() const noexcept {
+        size_t total = 0;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) total += levels_[j]->size();
+        return total;
+    }
+    // Canonical slots of the current tables of all levels.
+    size_t capacity() const noexcept {
+        size_t total = 0;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) total += levels_[j]->capacity();
+        return total;
+    }
+    size_t memory_bytes() const noexcept {
+        size_t total = sizeof(*this);
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) total += levels_[j]->memory_bytes();
+        return total;
+    }
+    size_t live_memory_bytes() const noexcept {
+        size_t total = sizeof(*this);
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) total += levels_[j]->groups().size() * sizeof(uint64_t);
+        return total;
+    }
+    // What the stored fingerprints imply: 1 - prod_i (1 - p_i), p_i = 1 - (1 - 2^-k_i)^n_i. An
+    // upper bound with cascading inserts, whose early rejection stops some queries sooner.
+    double false_positive_rate() const noexcept {
+        double log_miss = 0;  // log of the probability that no level matches
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) {
+            auto const g = levels_[j]->geometry();
+            log_miss += static_cast<double>(levels_[j]->size()) *
+                        std::log1p(-std::ldexp(1.0, -static_cast<int>(g.fingerprint_bits())));
+        }
+        return -std::expm1(log_miss);
+    }
+    // The bound the filter keeps (p), and Theorem 2's sum for the chosen geometry (<= p).
+    double false_positive_bound() const noexcept { return options_.max_false_positive_rate; }
+    double theorem2_sum() const noexcept { return theorem2_sum(options_, q0_, r0_); }
+
+    expandable_options const& options() const noexcept { return options_; }
+    bool cascading() const noexcept { return options_.cascading; }
+    unsigned levels() const noexcept { return level_count_.load(std::memory_order_acquire); }
+    // Level 0's final geometry; level i's is (Q0 + i, R0 + i).
+    geometry first_level_final_geometry() const noexcept { return {q0_, r0_}; }
+    locally_locked_filter const& level(unsigned i) const {
+        if (i >= levels()) throw std::out_of_range("expandable filter: no such level");
+        return *levels_[i];
+    }
+
+    std::vector<expandable_level_stats> level_stats() const {
+        std::vector<expandable_level_stats> out;
+        unsigned const n = levels();
+        for (unsigned j = 0; j < n; ++j) {
+            locally_locked_filter const& l = *levels_[j];
+            expandable_level_stats s;
+            auto const g = l.geometry();
+            s.quotient_bits = g.quotient_bits;
+            s.remainder_bits = g.remainder_bits;
+            s.final_quotient_bits = q0_ + j;
+            s.growths = g.quotient_bits + level_growths - s.final_quotient_bits;
+            s.size = l.size();
+            s.capacity = l.capacity();
+            s.total_slots = l.total_slots();
+            s.live_bytes = l.groups().size() * sizeof(uint64_t);
+            s.memory_bytes = l.memory_bytes();
+            s.false_positive_rate = l.false_positive_rate();
+            out.push_back(s);
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Persistence (core/filter/filter.hpp, persistent_filter). Array 0 describes the stack:
+    //   params {tag, expected, bits of p, bits of delta_grow, cascading, levels, Q0, R0}, no words.
+    // Array 1 + i is level i: params {q, r, total slots, size}, words = its current table.
+    // Read back, the top level keeps growing at the same fill, to the same sizes, and new levels
+    // get the same geometry: appending gives what a single run would have built.
+    std::vector<filter_array> arrays() const {
+        unsigned const n = levels();
+        std::vector<filter_array> out;
+        out.push_back(
+            {{persistence_tag, options_.expected_elements,
+              std::bit_cast<uint64_t>(options_.max_false_positive_rate),
+              std::bit_cast<uint64_t>(options_.grow_at), options_.cascading ? 1u : 0u, n, q0_, r0_},
+             {}});
+        for (unsigned j = 0; j < n; ++j) {
+            locally_locked_filter const& l = *levels_[j];
+            auto const g = l.geometry();
+            out.push_back({{g.quotient_bits, g.remainder_bits, l.total_slots(), l.size()},
+                           atomic_words(l.groups())});
+        }
+        return out;
+    }
+
+    static std::unique_ptr<expandable_filter> from_arrays(std::span<filter_array const> arrays) {
+        auto fail = [](std::string const& what) {
+            throw std::invalid_argument("expandable filter: " + what);
+        };
+        if (arrays.empty() || arrays[0].params.size() != 8 ||
+            arrays[0].params[0] != persistence_tag)
+            fail("the first array is not an expandable filter header");
+        auto const& p = arrays[0].params;
+        expandable_options o;
+        o.expected_elements = p[1];
+        o.max_false_positive_rate = std::bit_cast<double>(p[2]);
+        o.grow_at = std::bit_cast<double>(p[3]);
+        if (p[4] > 1) fail("bad cascading flag");
+        o.cascading = p[4] == 1;
+        validate_options(o);
+        if (p[5] < 1 || p[5] > max_levels || arrays.size() != p[5] + 1)
+            fail("level count does not match the arrays");
+        if (p[6] < min_final_quotient_bits || p[6] > 40 || p[7] < 1 || p[6] + p[7] > 63)
+            fail("bad first level geometry");
+        unsigned const n = static_cast<unsigned>(p[5]);
+        std::unique_ptr<expandable_filter> f(
+            new expandable_filter(o, static_cast<unsigned>(p[6]), static_cast<unsigned>(p[7])));
+        if (f->theorem2_sum() > o.max_false_positive_rate)
+            fail("the first level's remainder bits do not keep the bound");
+        for (unsigned j = 0; j < n; ++j) {
+            auto const& a = arrays[1 + j];
+            if (a.params.size() != 4) fail("level " + std::to_string(j) + ": bad parameters");
+            auto const& lp = a.params;
+            geometry const final_g = f->final_geometry(j);
+            if (!f->level_possible(j)) fail("level " + std::to_string(j) + " cannot exist");
+            // The level is at its final size, or (the top only) on its way there.
+            bool const shape_ok = lp[0] + lp[1] == final_g.fingerprint_bits() &&
+                                  lp[0] <= final_g.quotient_bits &&
+                                  lp[0] + level_growths >= final_g.quotient_bits &&
+                                  (j + 1 == n || lp[0] == final_g.quotient_bits);
+            if (!shape_ok) fail("level " + std::to_string(j) + ": geometry does not fit the stack");
+            if (lp[3] > lp[2]) fail("level " + std::to_string(j) + ": more elements than slots");
+            f->levels_[j] = std::make_unique<locally_locked_filter>(
+                static_cast<unsigned>(lp[0]), static_cast<unsigned>(lp[1]), lp[2], a.words, lp[3],
+                f->level_policy(j));
+        }
+        // Single-threaded here; release for form (nothing races with construction).
+        f->level_count_.store(n, std::memory_order_release);
+        return f;
+    }
+
+  private:
+    // For from_arrays: the stack's parameters without any level yet.
+    expandable_filter(expandable_options options, unsigned q0, unsigned r0)
+        : options_(options), q0_(q0), r0_(r0) {}
+
+    static void validate_options(expandable_options const& o) {
+        if (!(o.max_false_positive_rate > 0 && o.max_false_positive_rate < 1))
+            throw std::invalid_argument("expandable filter: the FPR bound must be in (0, 1)");
+        if (!(o.grow_at >= 0.25 && o.grow_at <= 0.98))
+            throw std::invalid_argument("expandable filter: delta_grow must be in [0.25, 0.98]");
+    }
+
+    // f_i of Theorem 2 (see top): the most elements level i can hold per canonical slot.
+    static double level_fill_bound(expandable_options const& o, unsigned final_q) {
+        if (!o.cascading) return o.grow_at + 1.0 / 32;
+        return static_cast<double>(final_total_slots(final_q)) / std::ldexp(1.0, int(final_q));
+    }
+
+    // A level's slots at its final size: it starts with 2^(Q-3) + overflow_slots(Q-3) and each
+    // doubling takes max(2^q + overflow_slots(q), twice the previous), as locally_locked does.
+    static size_t final_total_slots(unsigned final_q) {
+        unsigned const q_start = final_q - level_growths;
+        size_t total = (size_t{1} << q_start) + overflow_slots(q_start);
+        for (unsigned q = q_start + 1; q <= final_q; ++q)
+            total = std::max<size_t>((size_t{1} << q) + overflow_slots(q), 2 * total);
+        return total;
+    }
+
+    static bool level_possible(unsigned q0, unsigned r0, unsigned i) {
+        // Final quotient within 2^40 slots, fingerprint within 63 bits, start slots of r + 3 + 3
+        // bits within a 64-bit group.
+        return q0 + i <= 40 && q0 + r0 + 2 * i <= 63 && r0 + i + level_growths + 3 <= 64;
+    }
+    bool level_possible(unsigned i) const { return level_possible(q0_, r0_, i); }
+
+    // sum over every level that can exist of f_i 2^-(R0 + i).
+    static double theorem2_sum(expandable_options const& o, unsigned q0, unsigned r0) {
+        double sum = 0;
+        for (unsigned i = 0; i < max_levels && level_possible(q0, r0, i); ++i)
+            sum += level_fill_bound(o, q0 + i) * std::ldexp(1.0, -static_cast<int>(r0 + i));
+        return sum;
+    }
+
+    // Q0: the first power of two with delta_grow * 2^Q0 > expected (section 4), at least 2^10.
+    // R0: the fewest remainder bits whose Theorem 2 sum is <= p.
+    static void plan(expandable_options const& o, unsigned& q0, unsigned& r0) {
+        double const expected = static_cast<double>(
+            o.expected_elements == 0 ? default_expected_elements : o.expected_elements);
+        q0 = min_final_quotient_bits;
+        while (o.grow_at * std::ldexp(1.0, static_cast<int>(q0)) <= expected) ++q0;
+        if (q0 > 36) throw std::invalid_argument("expandable filter: expected count too large");
+        for (r0 = 1; q0 + r0 <= 63; ++r0)
+            if (theorem2_sum(o, q0, r0) <= o.max_false_positive_rate) return;
+        throw std::invalid_argument("expandable filter: the FPR bound needs more than 63 bits");
+    }
+
+    geometry final_geometry(unsigned i) const { return {q0_ + i, r0_ + i}; }
+
+    growing_policy level_policy(unsigned i) const {
+        return growing_policy{true, options_.grow_at, q0_ + i};
+    }
+
+    // Pushes level n if the stack still has n levels (another thread may have done it). False if
+    // level n cannot exist.
+    bool push_level(unsigned n) {
+        std::lock_guard lock(push_mutex_);
+        if (level_count_.load(std::memory_order_relaxed) != n) return true;
+        if (n >= max_levels || !level_possible(n)) return false;
+        geometry const g = final_geometry(n);
+        levels_[n] = std::make_unique<locally_locked_filter>(
+            g.quotient_bits - level_growths, g.remainder_bits + level_growths, level_policy(n));
+        // release: the level is fully built before any thread can see the new count.
+        level_count_.store(n + 1, std::memory_order_release);
+        return true;
+    }
+
+    expandable_options options_;
+    unsigned q0_ = 0, r0_ = 0;  // level 0's final geometry
+    std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;
+    std::atomic<unsigned> level_count_{0};
+    std::mutex push_mutex_;
+};
+
+static_assert(amq_filter<expandable_filter>);
+static_assert(persistent_filter<expandable_filter>);
+
+}  // namespace qmer::qf
