@@ -93,14 +93,23 @@ class blocked_bloom_filter {
     insert_result insert(uint64_t h) noexcept {
         std::array<uint64_t, block_words> mask{};
         uint64_t const first = block_masks(h, mask);
-        bool changed = false;
+        // Read the block's words in ascending order (one cache line: the first load brings it in)
+        // and keep the missing bits per word.
+        std::array<uint64_t, block_words> missing{};
+        int lowest = -1;  // the word holding the arbiter: the lowest missing bit of the block
         for (uint64_t w = 0; w < block_words; ++w) {
-            if (mask[w] == 0) continue;
-            // All of these words share one cache line: the first load brings it in, the rest hit.
-            if ((bits_.load_word(first + w) & mask[w]) != mask[w])
-                changed |= (bits_.fetch_or_word(first + w, mask[w]) & mask[w]) != mask[w];
+            missing[w] = mask[w] & ~bits_.load_word(first + w);
+            if (missing[w] != 0 && lowest < 0) lowest = static_cast<int>(w);
         }
-        if (!changed) return insert_result::already_present;
+        if (lowest < 0) return insert_result::already_present;
+        // The other words first, the arbiter's word last (bloom_filter's argument with "probe
+        // order" read as "bit position in the block", the order the words are read in; the
+        // arbiter word's other missing bits ride in the same RMW, so they are seen together).
+        for (uint64_t w = block_words; w-- > static_cast<uint64_t>(lowest) + 1;)
+            if (missing[w] != 0) bits_.fetch_or_word(first + w, missing[w]);
+        uint64_t const arbiter = missing[lowest] & (~missing[lowest] + 1);  // lowest set bit
+        if ((bits_.fetch_or_word(first + lowest, missing[lowest]) & arbiter) != 0)
+            return insert_result::already_present;      // a concurrent insert set it first
         size_.fetch_add(1, std::memory_order_relaxed);  // a statistic, as in bloom_filter
         return insert_result::inserted;
     }

@@ -8,13 +8,19 @@
 // Contract (core/filter/filter.hpp): insert() and contains() may run concurrently from any number
 // of threads. Bits are only ever set, never cleared, so once insert(h) has returned, every
 // contains(h) that starts later (happens after it) reads words at least as new as the ones insert
-// wrote and answers true: no false negatives. insert() answers `inserted` when it changed at least
-// one bit and `already_present` when all of h's bits were set already (h, or a false positive); two
-// threads inserting the same new h at the same moment may both answer `inserted` (each changed a
-// different bit). size() counts `inserted` answers: such races can push it above the number of
-// distinct elements, and elements whose bits were all set already (insert-time false positives)
-// keep it below; it is the n of the FPR formula. A Bloom filter is never `full`: past its expected
-// n the false-positive rate just rises, and false_positive_rate() says by how much.
+// wrote and answers true: no false negatives. A Bloom filter is never `full`: past its expected n
+// the false-positive rate just rises, and false_positive_rate() says by how much.
+//
+// Answers. insert() reads h's k bits in probe order; if all are set it answers `already_present`.
+// Otherwise it sets the missing bits, the first missing one in probe order (the arbiter) last, with
+// release RMWs, and answers `inserted` if its RMW changed the arbiter bit. Alone, that is exactly
+// "at least one bit changed". Racing inserts of one h answer `inserted` at most once between them,
+// so size() never counts an element twice: if A and B both won arbiters a < b (probe indices), B
+// read bit a set - by A's arbiter RMW or later (bits are only set), so with acquire it also sees
+// every bit A set or saw before it, bit b included - and B, reading in probe order, would then have
+// found b set: a contradiction. (Insert-time false positives and a third key setting A's arbiter
+// bit in the window make size() fall below the number of distinct elements; it is the n of the FPR
+// formula, not an exact count.)
 //
 // Probes: all k bit positions come from the ONE 64-bit hash the filter is given (the filters take
 // the hash, never the k-mer), by double hashing (Kirsch & Mitzenmacher, "Less hashing, same
@@ -27,6 +33,7 @@
 // current fill (set bits / m)^k (false_positive_rate).
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -103,19 +110,27 @@ class bloom_filter {
 
     insert_result insert(uint64_t h) noexcept {
         uint64_t const m = geometry_.bits;
-        uint64_t g = h;
         uint64_t const step = std::rotl(h, 32) | 1;
-        bool changed = false;
+        // Pass 1: read the k bits in probe order (acquire). Only missing bits are written below: at
+        // the fills a Bloom filter runs at about half the probes find their bit set, and a load
+        // leaves the cache line shared where an RMW would take it exclusive.
+        std::array<uint64_t, bloom_detail::max_probes> missing;  // positions, in probe order
+        uint32_t count = 0;
+        uint64_t g = h;
         for (uint32_t i = 0; i < geometry_.probes; ++i, g += step) {
             uint64_t const pos = bloom_detail::reduce(g, m);
-            uint64_t const bit = uint64_t{1} << (pos & 63);
-            // Read first and write only a missing bit: at the fills a Bloom filter runs at, about
-            // half the probes find their bit set, and a load leaves the cache line shared where an
-            // RMW would take it exclusive from the other cores.
-            if ((bits_.load_word(pos >> 6) & bit) == 0)
-                changed |= (bits_.fetch_or_word(pos >> 6, bit) & bit) == 0;
+            if ((bits_.load_word(pos >> 6) & (uint64_t{1} << (pos & 63))) == 0)
+                missing[count++] = pos;
         }
-        if (!changed) return insert_result::already_present;
+        if (count == 0) return insert_result::already_present;
+        // Pass 2: set the missing bits, the first one (the arbiter) last. See "Answers" above.
+        // Two probes may share a position; the arbiter's own position must not be set early.
+        for (uint32_t i = count; i-- > 1;)
+            if (missing[i] != missing[0])
+                bits_.fetch_or_word(missing[i] >> 6, uint64_t{1} << (missing[i] & 63));
+        uint64_t const arbiter = uint64_t{1} << (missing[0] & 63);
+        if ((bits_.fetch_or_word(missing[0] >> 6, arbiter) & arbiter) != 0)
+            return insert_result::already_present;  // a concurrent insert set it first
         // Relaxed: size_ is a statistic; no thread infers anything about the bits from it.
         size_.fetch_add(1, std::memory_order_relaxed);
         return insert_result::inserted;

@@ -74,4 +74,36 @@ TEST(blocked_bloom_stress, sixteen_threads_on_two_blocks) {
     hammer_tiny_filter(f, 16, QMER_TEST_SANITIZED ? 20 : 200);
 }
 
+// All threads insert the same keys at the same time: for each key at most one `inserted` (the
+// arbiter rule), so the answers never count an element twice.
+template <typename F>
+void racing_same_keys() {
+    size_t const n = QMER_TEST_SANITIZED ? 500 : 5000;
+    F f(n, 0.01);
+    auto const keys = qmer::test::distinct_keys(n, 600);
+    std::atomic<size_t> inserted{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < 8; ++t)
+        pool.emplace_back([&] {
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            size_t local = 0;
+            for (uint64_t key : keys) local += f.insert(key) == qmer::insert_result::inserted;
+            inserted.fetch_add(local);
+        });
+    go.store(true, std::memory_order_release);
+    for (auto& th : pool) th.join();
+    EXPECT_LE(inserted.load(), n);
+    EXPECT_GE(inserted.load(), n * 95 / 100);  // insert-time false positives are ~0.5% here
+    EXPECT_EQ(f.size(), inserted.load());
+    for (uint64_t key : keys) ASSERT_TRUE(f.contains(key));
+}
+
+TEST(bloom_stress, racing_inserts_of_the_same_keys_answer_inserted_at_most_once) {
+    racing_same_keys<qmer::bloom_filter>();
+}
+TEST(blocked_bloom_stress, racing_inserts_of_the_same_keys_answer_inserted_at_most_once) {
+    racing_same_keys<qmer::blocked_bloom_filter>();
+}
+
 }  // namespace

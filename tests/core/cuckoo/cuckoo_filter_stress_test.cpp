@@ -152,4 +152,33 @@ TEST(cuckoo_bouncing, random_bouncing_never_causes_a_false_negative) {
     for (uint64_t key : keys) EXPECT_TRUE(f.contains(key));
 }
 
+// All threads insert the same keys at the same time into a table that must kick: exactly one
+// `inserted` per key (the CAS on the first bucket decides), minus keys whose fingerprint was there.
+TEST(cuckoo_stress, racing_inserts_of_the_same_keys_answer_inserted_at_most_once) {
+    size_t const n = QMER_TEST_SANITIZED ? 800 : 3600;
+    qmer::cuckoo_filter f(n / 0.9 / 4 < 256 ? uint64_t{256} : uint64_t{1024}, 0);
+    auto const keys = qmer::test::distinct_keys(n, 610);
+    std::atomic<size_t> inserted{0}, full{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < 8; ++t)
+        pool.emplace_back([&] {
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            size_t local = 0;
+            for (uint64_t key : keys) {
+                auto const r = f.insert(key);
+                local += r == qmer::insert_result::inserted;
+                if (r == qmer::insert_result::full) full.fetch_add(1);
+            }
+            inserted.fetch_add(local);
+        });
+    go.store(true, std::memory_order_release);
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(full.load(), 0u);
+    EXPECT_LE(inserted.load(), n);
+    EXPECT_GE(inserted.load(), n * 97 / 100);
+    EXPECT_EQ(f.size(), inserted.load());
+    for (uint64_t key : keys) ASSERT_TRUE(f.contains(key));
+}
+
 }  // namespace
