@@ -160,10 +160,13 @@ class blocked_bloom_filter {
     // Fills the per-word probe masks of h's block and returns the block's first word index.
     uint64_t block_masks(uint64_t h, std::array<uint64_t, block_words>& mask) const noexcept {
         uint64_t const block = bloom_detail::reduce(h, geometry_.blocks);
-        uint64_t bits = bloom_detail::fmix64(h ^ 0x5851f42d4c957f2dULL);
+        uint64_t const seed = bloom_detail::fmix64(h ^ 0x5851f42d4c957f2dULL);
+        uint64_t bits = seed;
         unsigned left = 7;  // 9-bit fields left in `bits`
         for (uint32_t i = 0; i < geometry_.probes; ++i) {
-            if (left == 0) bits = bloom_detail::fmix64(bits + 0x9e3779b97f4a7c15ULL), left = 7;
+            // Remix the full 64-bit seed, not the shifted-out remainder (1 bit left after 7 fields:
+            // every key would get the same probes 8 and up, as an early version did).
+            if (left == 0) bits = bloom_detail::fmix64(seed + i * 0x9e3779b97f4a7c15ULL), left = 7;
             uint64_t const pos = bits & (block_bits - 1);
             bits >>= 9;
             --left;
