@@ -84,6 +84,8 @@ class layout {
         group_magic_ = pow2_ ? 0 : ~uint64_t{0} / spg_ + 1;
         size_t const used = s.slot_count() - (groups_ == 0 ? 0 : (groups_ - 1) * spg_);
         last_lanes_ = lane0_ & low_bits(static_cast<unsigned>(used) * bits_);
+        top_lane_shift_ = (spg_ - 1) * bits_;
+        sum_mask_ = low_bits(bits_ < 8 ? bits_ : 8);
     }
 
     unsigned slot_bits() const noexcept { return bits_; }
@@ -108,6 +110,15 @@ class layout {
     uint64_t upto(unsigned k) const noexcept { return lane0_ & low_bits((k + 1) * bits_); }
     uint64_t from(unsigned k) const noexcept { return lane0_ & ~low_bits(k * bits_); }
 
+    // How many lanes a lane mask holds. Not __builtin_popcountll: without -mpopcnt (the default
+    // x86-64 target) that is a library call. Multiplying by lane0 adds every lane's bit into the
+    // top lane; the partial sums below it stay < spg < 2^bits, so nothing carries between lanes,
+    // and the top sum fits unless bits = 4 and all 16 lanes are set (the first test).
+    unsigned count(uint64_t lanes) const noexcept {
+        if (lanes == lane0_) return spg_;
+        return static_cast<unsigned>(((lanes * lane0_) >> top_lane_shift_) & sum_mask_);
+    }
+
     uint64_t shifted(uint64_t gv) const noexcept { return gv & lane0_; }
     uint64_t cont_bit(uint64_t gv) const noexcept { return (gv >> 1) & lane0_; }
     uint64_t occ_bit(uint64_t gv) const noexcept { return (gv >> 2) & lane0_; }
@@ -126,7 +137,8 @@ class layout {
     unsigned bits_ = 0, spg_ = 0;
     size_t groups_ = 0;
     uint32_t lane_magic_ = 0;
-    uint64_t lane0_ = 0, last_lanes_ = 0, group_magic_ = 0;
+    uint64_t lane0_ = 0, last_lanes_ = 0, group_magic_ = 0, sum_mask_ = 0;
+    unsigned top_lane_shift_ = 0;
     bool pow2_ = true;
     unsigned log2_spg_ = 0;
 };
@@ -217,10 +229,9 @@ inline span_summary summarize(grouped_slots const& s, layout const& l, size_t c,
         if (g == gc) lanes &= ~l.upto(kc);
         if (g == gq) lanes &= l.upto(kq);
         if ((l.shifted(gv) & lanes) != lanes) out.all_shifted = false;
-        out.occupied += static_cast<unsigned>(__builtin_popcountll(l.occ_bit(gv) & lanes));
+        out.occupied += l.count(l.occ_bit(gv) & lanes);
         uint64_t const before_q = g == gq ? lanes & ~l.from(kq) : lanes;
-        out.run_starts +=
-            static_cast<unsigned>(__builtin_popcountll(l.not_continuation(gv) & before_q));
+        out.run_starts += l.count(l.not_continuation(gv) & before_q);
     }
     return out;
 }
@@ -237,7 +248,7 @@ inline size_t nth_run_start_after(grouped_slots const& s, layout const& l, size_
     for (;; ++g, lanes = l.lane0()) {
         if (g >= l.group_count()) return npos;
         uint64_t const hit = l.not_continuation(s.load_group(g)) & lanes;
-        unsigned const count = static_cast<unsigned>(__builtin_popcountll(hit));
+        unsigned const count = l.count(hit);
         if (count >= n) return l.first_slot(g) + l.lane_at_bit(nth_bit(hit, n));
         n -= count;
     }
