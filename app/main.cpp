@@ -1,6 +1,8 @@
 // qmer's entry point: dispatches to the command line and maps qmer's error types to exit codes,
 // printing each error as one line on stderr.
 
+#include <htslib/hts.h>
+
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -17,6 +19,8 @@ int report(char const* what, int code) {
 
 int main(int argc, char** argv) {
     using namespace qmer;
+    // htslib reports problems on stderr itself; qmer turns them into one error line of its own.
+    hts_set_log_level(HTS_LOG_OFF);
     try {
         int const code = app::run_cli(argc, argv);
         if (std::fflush(stdout) != 0) return report("writing to stdout failed", exit_code::output);

@@ -3,6 +3,7 @@
 // from the references one file after another; a parallel stage scans, hashes and inserts their
 // k-mers.
 
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
 
 #include <atomic>
@@ -23,6 +24,8 @@
 
 namespace qmer::app {
 namespace {
+
+inline constexpr size_t chunk_bases = size_t{1} << 20;
 
 struct build_counts {
     std::atomic<uint64_t> kmers{0};
@@ -82,38 +85,56 @@ void insert_references(Filter& filter, index_options const& o, unsigned threads,
     reference_stream refs(o.references, {.decompression_threads = threads > 1 ? threads : 0});
     std::atomic<bool> full{false};
 
-    tbb::parallel_pipeline(
-        tokens, tbb::make_filter<void, io::record_batch*>(
-                    tbb::filter_mode::serial_in_order,
-                    [&](tbb::flow_control& fc) -> io::record_batch* {
-                        if (interrupted() || full.load(std::memory_order_relaxed)) {
-                            fc.stop();
-                            return nullptr;
-                        }
-                        io::record_batch* batch = pool.take();
-                        if (!refs.next(*batch)) {
-                            pool.give_back(batch);
-                            fc.stop();
-                            return nullptr;
-                        }
-                        counts.records += batch->size();
-                        counts.bases += batch->sequence_bytes();
-                        progress.update(counts.records, counts.bases);
-                        return batch;
-                    }) &
-                    tbb::make_filter<io::record_batch*, void>(
-                        tbb::filter_mode::parallel, [&](io::record_batch* batch) {
-                            uint64_t kmers = 0;
-                            for (size_t i = 0; i < batch->size(); ++i) {
-                                kmers += for_each_kmer_hash(
-                                    filter, scanner, hasher, (*batch)[i].sequence, [&](uint64_t h) {
-                                        if (filter.insert(h) == insert_result::full)
-                                            full.store(true, std::memory_order_relaxed);
-                                    });
-                            }
-                            counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
-                            pool.give_back(batch);
-                        }));
+    auto insert_span = [&](std::string_view seq) {
+        return for_each_kmer_hash(filter, scanner, hasher, seq, [&](uint64_t h) {
+            if (filter.insert(h) == insert_result::full)
+                full.store(true, std::memory_order_relaxed);
+        });
+    };
+    // A chromosome is one record: split long records into pieces of chunk_bases k-mer start
+    // positions (each piece carries the k - 1 bases the next one starts with), so every core
+    // works on it and an interrupt is seen within one piece.
+    auto insert_sequence = [&](std::string_view seq) -> uint64_t {
+        if (seq.size() <= chunk_bases + o.k) return insert_span(seq);
+        size_t const pieces = (seq.size() - o.k + 1 + chunk_bases - 1) / chunk_bases;
+        std::atomic<uint64_t> kmers{0};
+        tbb::parallel_for(size_t{0}, pieces, [&](size_t p) {
+            throw_if_interrupted();
+            size_t const start = p * chunk_bases;
+            kmers.fetch_add(insert_span(seq.substr(start, chunk_bases + o.k - 1)),
+                            std::memory_order_relaxed);
+        });
+        return kmers.load();
+    };
+
+    tbb::parallel_pipeline(tokens,
+                           tbb::make_filter<void, io::record_batch*>(
+                               tbb::filter_mode::serial_in_order,
+                               [&](tbb::flow_control& fc) -> io::record_batch* {
+                                   if (interrupted() || full.load(std::memory_order_relaxed)) {
+                                       fc.stop();
+                                       return nullptr;
+                                   }
+                                   io::record_batch* batch = pool.take();
+                                   if (!refs.next(*batch)) {
+                                       pool.give_back(batch);
+                                       fc.stop();
+                                       return nullptr;
+                                   }
+                                   counts.records += batch->size();
+                                   counts.bases += batch->sequence_bytes();
+                                   progress.update(counts.records, counts.bases);
+                                   return batch;
+                               }) &
+                               tbb::make_filter<io::record_batch*, void>(
+                                   tbb::filter_mode::parallel, [&](io::record_batch* batch) {
+                                       throw_if_interrupted();
+                                       uint64_t kmers = 0;
+                                       for (size_t i = 0; i < batch->size(); ++i)
+                                           kmers += insert_sequence((*batch)[i].sequence);
+                                       counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
+                                       pool.give_back(batch);
+                                   }));
     throw_if_interrupted();
     if (full.load())
         throw capacity_error("the " + o.filter + " filter is full after " +

@@ -57,6 +57,18 @@ class cli_test : public ::testing::Test {
         return r;
     }
 
+    // Runs a shell command line in the test folder; `$QMER` names the binary. Returns the status
+    // as cli_result (stdout/stderr are whatever the command line redirects them to).
+    cli_result shell(std::string const& command_line) {
+        std::string const cmd = "cd '" + dir_.string() + "' && export QMER='" +
+                                std::string(QMER_BINARY) + "' && { " + command_line + "\n}";
+        int const status = std::system(cmd.c_str());
+        cli_result r;
+        if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+        return r;
+    }
+
     static std::string slurp(std::filesystem::path const& p) {
         std::ifstream in(p, std::ios::binary);
         std::stringstream ss;
