@@ -26,8 +26,10 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
         ->check(CLI::Range(1e-12, 0.5))
         ->capture_default_str();
-    app.add_option("--filter", o.filter,
-                   "Filter kind: expandable, locally-locked, linear-probing, external-locks")
+    app.add_option(
+           "--filter", o.filter,
+           "Filter: locally-locked, bounded-growing, linear-probing, external-locks, bloom, "
+           "blocked-bloom, cuckoo (see README, Filters)")
         ->capture_default_str();
     app.add_option("--expected", o.expected, "Expected distinct k-mers (0: unknown)")
         ->capture_default_str();

@@ -9,8 +9,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/bloom/blocked_bloom_filter.hpp"
+#include "core/bloom/bloom_filter.hpp"
+#include "core/cuckoo/cuckoo_filter.hpp"
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
+#include "core/qf/externally_locked.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "io/index_file.hpp"
 
@@ -46,6 +50,76 @@ struct filter_state<qf::locally_locked_filter> {
         return std::make_unique<qf::locally_locked_filter>(static_cast<unsigned>(p[0]),
                                                            static_cast<unsigned>(p[1]), p[2],
                                                            arrays[0].words, p[3], policy);
+    }
+};
+
+// The externally locked QF: (q, r, size) and its groups.
+template <>
+struct filter_state<qf::externally_locked> {
+    static std::vector<filter_array> arrays(qf::externally_locked const& f) {
+        return {
+            {{f.quotient_bits(), f.remainder_bits(), f.size()}, atomic_words(f.slots().groups())}};
+    }
+    static std::unique_ptr<qf::externally_locked> from_arrays(std::span<filter_array const> a) {
+        if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] > 48 || a[0].params[1] > 64)
+            throw std::invalid_argument(
+                "externally locked filter: expected one array (q, r, size)");
+        auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),
+                                                         static_cast<unsigned>(a[0].params[1]));
+        f->restore(a[0].words, a[0].params[2]);
+        return f;
+    }
+};
+
+// Bloom filters: (bits or blocks, probes, expected n, target fpr x 1e12, size) and the bit words.
+template <typename Bloom>
+struct bloom_state {
+    static constexpr uint64_t fpr_scale = 1000000000000ULL;
+    static std::vector<filter_array> arrays(Bloom const& f) {
+        auto const& g = f.shape();
+        return {{{first_dimension(g), g.probes, g.expected_n,
+                  static_cast<uint64_t>(g.target_fpr * fpr_scale), f.size()},
+                 atomic_words(f.bits().words())}};
+    }
+    static std::unique_ptr<Bloom> from_arrays(std::span<filter_array const> a) {
+        if (a.size() != 1 || a[0].params.size() != 5 || a[0].params[1] == 0 || a[0].params[1] > 64)
+            throw std::invalid_argument("Bloom filter: expected one array of 5 parameters");
+        auto const& p = a[0].params;
+        typename Bloom::geometry g{};
+        set_first_dimension(g, p[0]);
+        g.probes = static_cast<uint32_t>(p[1]);
+        g.expected_n = p[2];
+        g.target_fpr = static_cast<double>(p[3]) / fpr_scale;
+        auto f = std::make_unique<Bloom>(g);
+        f->restore(a[0].words, p[4]);
+        return f;
+    }
+
+  private:
+    static uint64_t first_dimension(bloom_filter::geometry const& g) { return g.bits; }
+    static uint64_t first_dimension(blocked_bloom_filter::geometry const& g) { return g.blocks; }
+    static void set_first_dimension(bloom_filter::geometry& g, uint64_t v) { g.bits = v; }
+    static void set_first_dimension(blocked_bloom_filter::geometry& g, uint64_t v) { g.blocks = v; }
+};
+template <>
+struct filter_state<bloom_filter> : bloom_state<bloom_filter> {};
+template <>
+struct filter_state<blocked_bloom_filter> : bloom_state<blocked_bloom_filter> {};
+
+// The cuckoo filter: (buckets, size) and the bucket words.
+template <>
+struct filter_state<cuckoo_filter> {
+    static std::vector<filter_array> arrays(cuckoo_filter const& f) {
+        auto const& b = f.buckets();
+        return {{{f.bucket_count(), f.size()},
+                 atomic_words(std::span<std::atomic<uint64_t> const>(b.data(), b.size()))}};
+    }
+    static std::unique_ptr<cuckoo_filter> from_arrays(std::span<filter_array const> a) {
+        if (a.size() != 1 || a[0].params.size() != 2 || a[0].params[0] == 0)
+            throw std::invalid_argument("cuckoo filter: expected one array (buckets, size)");
+        auto f = std::make_unique<cuckoo_filter>(a[0].params[0], 0);
+        f->restore(a[0].words, a[0].params[1]);
+        return f;
     }
 };
 

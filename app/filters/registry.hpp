@@ -18,10 +18,19 @@
 
 namespace qmer::app {
 
-enum class filter_kind { locally_locked, bounded_growing, linear_probing };
+enum class filter_kind {
+    locally_locked,
+    bounded_growing,
+    linear_probing,
+    external_locks,
+    bloom,
+    blocked_bloom,
+    cuckoo
+};
 
-inline constexpr std::string_view filter_kind_names[] = {"locally-locked", "bounded-growing",
-                                                         "linear-probing"};
+inline constexpr std::string_view filter_kind_names[] = {
+    "locally-locked", "bounded-growing", "linear-probing", "external-locks",
+    "bloom",          "blocked-bloom",   "cuckoo"};
 
 inline std::string_view filter_kind_name(filter_kind k) {
     return filter_kind_names[static_cast<size_t>(k)];
@@ -120,6 +129,53 @@ struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing
     }
 };
 
+// The paper's baseline: the sequential 3-bit layout behind one mutex per 4096 slots, sized as the
+// locally locked filter.
+template <>
+struct filter_codec<filter_kind::external_locks> : codec_base<qf::externally_locked> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        auto const g = plan_quotient_filter(expected, fpr, 0.9);
+        return std::make_unique<filter_type>(g.q, g.r);
+    }
+};
+
+// Lock-free Bloom filters sized from (n, p) with the optimal number of probes. They never fill
+// up, but past n their FPR rises above --fpr.
+template <>
+struct filter_codec<filter_kind::bloom> : codec_base<bloom_filter> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
+    }
+};
+template <>
+struct filter_codec<filter_kind::blocked_bloom> : codec_base<blocked_bloom_filter> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
+    }
+};
+
+// The lock-free cuckoo filter: 12-bit fingerprints in buckets of 4, so its FPR is fixed by the
+// fingerprint width (~0.2% at 95% load, 8 / 2^12): a smaller --fpr cannot be honoured.
+template <>
+struct filter_codec<filter_kind::cuckoo> : codec_base<cuckoo_filter> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+        double const floor = 2.0 * filter_type::slots_per_bucket /
+                             std::ldexp(1.0, static_cast<int>(filter_type::fingerprint_bits));
+        if (fpr < floor)
+            throw usage_error(
+                "--filter cuckoo stores 12-bit fingerprints: its false-positive rate "
+                "is about " +
+                std::to_string(floor) + ", above --fpr " + std::to_string(fpr) +
+                " (use --fpr 0.002 or another filter)");
+        return std::make_unique<filter_type>(
+            static_cast<size_t>(static_cast<double>(std::max<uint64_t>(expected, 1)) / 0.9));
+    }
+};
+
 inline bool filter_kind_can_append(filter_kind k) {
     return k == filter_kind::bounded_growing;
 }
@@ -141,6 +197,14 @@ decltype(auto) visit_filter_kind(filter_kind k, Fn&& fn) {
             return fn(std::integral_constant<filter_kind, filter_kind::bounded_growing>{});
         case filter_kind::linear_probing:
             return fn(std::integral_constant<filter_kind, filter_kind::linear_probing>{});
+        case filter_kind::external_locks:
+            return fn(std::integral_constant<filter_kind, filter_kind::external_locks>{});
+        case filter_kind::bloom:
+            return fn(std::integral_constant<filter_kind, filter_kind::bloom>{});
+        case filter_kind::blocked_bloom:
+            return fn(std::integral_constant<filter_kind, filter_kind::blocked_bloom>{});
+        case filter_kind::cuckoo:
+            return fn(std::integral_constant<filter_kind, filter_kind::cuckoo>{});
     }
     throw usage_error("unknown filter kind");
 }

@@ -150,6 +150,10 @@ class atomic_bitset {
         return n;
     }
 
+    // The words themselves, for the index file to write without a copy (read when quiescent).
+    std::span<std::atomic<uint64_t> const> words() const noexcept {
+        return {words_.data(), words_.size()};
+    }
     // Raw words for the index file; bits past size() in the last word are always zero.
     void copy_words_to(std::span<uint64_t> out) const { words_.copy_to(out); }
     void copy_words_from(std::span<uint64_t const> in) {

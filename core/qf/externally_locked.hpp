@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 
 #include "core/filter/filter.hpp"
@@ -157,6 +158,20 @@ class externally_locked {
     unsigned quotient_bits() const noexcept { return geo_.quotient_bits; }
     unsigned remainder_bits() const noexcept { return geo_.remainder_bits; }
     grouped_slots const& slots() const noexcept { return slots_; }
+
+    // Index loading: the groups slots().groups() held and the size() they had. Not concurrent
+    // with any other operation (the filter is being built); release stores publish the words to
+    // whichever thread the filter is handed to.
+    void restore(std::span<uint64_t const> words, size_t size) {
+        auto groups = slots_.groups();
+        if (words.size() != groups.size())
+            throw std::invalid_argument("externally locked filter: word count does not match q, r");
+        for (size_t i = 0; i < words.size(); ++i)
+            groups[i].store(words[i], std::memory_order_release);
+        for (size_t i = 0; i < stripe_count_; ++i)
+            stripes_[i].count.store(0, std::memory_order_relaxed);
+        stripes_[0].count.store(size, std::memory_order_relaxed);
+    }
 
   private:
     struct alignas(64) stripe {

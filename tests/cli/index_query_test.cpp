@@ -14,8 +14,11 @@ using qmer::test::cli_test;
 using index_query = cli_test;
 
 // Every --filter name qmer index offers.
-#define QMER_TEST_FILTER_KINDS \
-    { "locally-locked", "bounded-growing", "linear-probing" }
+#define QMER_TEST_FILTER_KINDS                                                            \
+    {                                                                                     \
+        "locally-locked", "bounded-growing", "linear-probing", "external-locks", "bloom", \
+            "blocked-bloom", "cuckoo"                                                     \
+    }
 
 // Parses the TSV body (after the # lines and the header) into rows of fields.
 std::vector<std::vector<std::string>> tsv_rows(std::string const& text) {
@@ -164,7 +167,7 @@ TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
     write_file("exact.fq", fq);
     for (char const* kind : QMER_TEST_FILTER_KINDS) {
         SCOPED_TRACE(kind);
-        auto r = qmer({"index", "--filter", kind, "-t", "3", "-o", "x.qmer",
+        auto r = qmer({"index", "--filter", kind, "--fpr", "0.005", "-t", "3", "-o", "x.qmer",
                        data("lambda_virus.fa.gz").string()});
         ASSERT_EQ(r.exit_code, 0) << r.err;
         r = qmer({"query", "-t", "3", "x.qmer", "exact.fq"});
