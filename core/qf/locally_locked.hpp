@@ -53,6 +53,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -473,34 +474,46 @@ class locally_locked_filter {
 
     // Writes new slot values for positions [lo, lo + vals.size()) left to right, one group CAS at a
     // time. Waits while a slot to be overwritten is read locked by someone else (a query holding a
-    // later cluster of our supercluster): section 3.2, Block E. `own` is our read-locked slot.
+    // later cluster of our supercluster): section 3.2, Block E. `own` is our read-locked slot. A
+    // read lock that the write would leave unchanged is not waited for.
     static void write_range(ll::table& t, size_t lo, std::vector<uint64_t> const& vals,
                             size_t own) {
         auto& s = t.slots;
         auto const& l = t.lanes;
         unsigned const bits = s.slot_bits();
+        uint64_t const slot_mask = grouped_slots::slot_mask(bits);
         size_t const hi = lo + vals.size();
         size_t i = lo;
         while (i < hi) {
             size_t const g = l.group_of(i);
-            size_t const first = i;
+            size_t const base = l.first_slot(g);
             size_t const last = std::min(hi, l.first_slot(g + 1));
+            // The new lanes of this group, as one value and one mask.
+            uint64_t put = 0, mask = 0;
+            for (size_t j = i; j < last; ++j) {
+                unsigned const shift = static_cast<unsigned>(j - base) * bits;
+                put |= (vals[j - lo] & slot_mask) << shift;
+                mask |= slot_mask << shift;
+            }
+            // Lanes (bit 0 of each) we overwrite that may hold someone else's read lock.
+            uint64_t mine = mask & l.lane0();
+            if (own >= base && own < last) mine &= ~(uint64_t{1} << ((own - base) * bits));
             uint64_t gv = s.load_group(g);
             for (;;) {
+                // Read locks (010: shifted 0, continuation 1, occupied 0) among those lanes whose
+                // value the write would change.
+                uint64_t locked = l.stops(gv) & l.cont_bit(gv) & ~l.occ_bit(gv) & mine;
                 bool locked_by_other = false;
-                uint64_t nv = gv;
-                for (size_t j = first; j < last; ++j) {
-                    auto const k = static_cast<unsigned>(j - l.first_slot(g));
-                    uint64_t const cur = grouped_slots::slot_in(gv, k, bits);
-                    if (j != own && ll::st(cur) == status::read_lock && cur != vals[j - lo])
-                        locked_by_other = true;
-                    nv = grouped_slots::with_slot(nv, k, bits, vals[j - lo]);
+                for (; locked != 0; locked &= locked - 1) {
+                    unsigned const shift = static_cast<unsigned>(__builtin_ctzll(locked));
+                    if (((gv ^ put) >> shift & slot_mask) != 0) locked_by_other = true;
                 }
                 if (locked_by_other) {
                     ll::pause();
                     gv = s.load_group(g);
                     continue;
                 }
+                uint64_t const nv = (gv & ~mask) | put;
                 if (nv == gv || s.cas_group(g, gv, nv)) break;
             }
             i = last;
@@ -510,34 +523,51 @@ class locally_locked_filter {
     // Slots [lo, lo + out.size()) as the sequential layout has them, one load per group. Only for
     // a region held under the write lock and the cluster's read lock (it cannot change).
     static void read_normalized(ll::table const& t, size_t lo, std::vector<uint64_t>& out) {
-        scan::cached_reader read(t.slots, t.lanes);
-        for (size_t i = 0; i < out.size(); ++i) out[i] = ll::normalized(read(lo + i));
+        auto const& l = t.lanes;
+        unsigned const spg = l.slots_per_group();
+        size_t g = l.group_of(lo);
+        auto k = static_cast<unsigned>(lo - l.first_slot(g));
+        uint64_t gv = out.empty() ? 0 : t.slots.load_group(g);
+        for (size_t i = 0; i < out.size(); ++i, ++k) {
+            if (k == spg) {
+                gv = t.slots.load_group(++g);
+                k = 0;
+            }
+            out[i] = ll::normalized(l.slot(gv, k));
+        }
     }
 
-    // Blocks D-E under both locks: decode [c, w], insert like the sequential filter, write back.
+    // Blocks D-E under both locks (the region [c, w] cannot change under us): find where run q
+    // begins with group scans over [c, q], decode [q, w], insert like the sequential filter, write
+    // back [q, w].
     static outcome insert_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
-        thread_local std::vector<uint64_t> buf, out;
-        size_t const n = w - c + 1;
-        buf.resize(n);
-        read_normalized(t, c, buf);
-        auto occ = [&](size_t i) { return (buf[i - c] & status::occupied) != 0; };
-        auto cont = [&](size_t i) { return (buf[i - c] & status::continuation) != 0; };
+        thread_local std::vector<uint64_t> buf;
+        buf.resize(w - q + 1);
+        read_normalized(t, q, buf);
+        auto occ = [&](size_t i) { return (buf[i - q] & status::occupied) != 0; };
+        auto cont = [&](size_t i) { return (buf[i - q] & status::continuation) != 0; };
+        // q's slot counts as occupied from here on: where run q is, or would begin.
         bool const had_run = occ(q);
-        buf[q - c] |= status::occupied;
-        // Block D: where run q begins, counting runs from the cluster start.
-        size_t b = c, s = c;
-        while (b != q) {
-            do ++s;
-            while (cont(s));
-            do ++b;
-            while (!occ(b));
+        buf[0] |= status::occupied;
+        // Block D: step over one run per occupied slot in (c, q] from the cluster start. Runs
+        // begin at or after their canonical slot, so run q begins in [q, w].
+        size_t s = c;
+        uint64_t start_value = buf[0];  // slot c, normalized (a cluster start)
+        if (q != c) {
+            scan::span_summary const sum = scan::summarize(t.slots, t.lanes, c, q);
+            start_value = ll::normalized(sum.start_value);
+            unsigned const runs = sum.occupied + (had_run ? 0 : 1);
+            s = runs > sum.run_starts
+                    ? scan::nth_run_start_after(t.slots, t.lanes, q - 1, runs - sum.run_starts)
+                    : scan::nth_run_start_after(t.slots, t.lanes, c, runs);
         }
+        assert(s >= q && s <= w);
         size_t p = s;
         if (had_run) {
             for (;;) {
-                uint64_t const x = buf[p - c] >> 3;
+                uint64_t const x = buf[p - q] >> 3;
                 if (x == r) {
-                    release_read_lock(t, c, (buf[0] & ~status::mask) | status::cluster_start);
+                    release_read_lock(t, c, (start_value & ~status::mask) | status::cluster_start);
                     release_write_lock(t, w);
                     return outcome::present;
                 }
@@ -546,22 +576,23 @@ class locally_locked_filter {
                 if (p >= w || !cont(p)) break;
             }
         }
-        // Block E: shift [p, w) right by one into the write-locked slot w.
-        out.assign(buf.begin() + static_cast<std::ptrdiff_t>(q - c), buf.end());
+        // Block E: shift [p, w) right by one into the write-locked slot w, in place.
         uint64_t element = (r << 3) | (p != q ? status::shifted : 0) |
                            (had_run && p != s ? status::continuation : 0);
         bool const displaced_run_start = had_run && p == s;
         for (size_t i = p; i <= w; ++i) {
-            uint64_t const old = buf[i - c];
+            uint64_t const old = buf[i - q];
             uint64_t old_element = old & ~status::occupied;
             if (i == p && displaced_run_start) old_element |= status::continuation;
-            out[i - q] = element | (old & status::occupied);
+            buf[i - q] = element | (old & status::occupied);
             element = old_element | status::shifted;
         }
         // The cluster start stays read locked until everything behind it is written.
-        uint64_t const start_value = q == c ? out[0] : buf[0];
-        if (q == c) out[0] = (out[0] & ~status::mask) | status::read_lock;
-        write_range(t, q, out, c);
+        if (q == c) {
+            start_value = buf[0];
+            buf[0] = (buf[0] & ~status::mask) | status::read_lock;
+        }
+        write_range(t, q, buf, c);
         release_read_lock(t, c, (start_value & ~status::mask) | status::cluster_start);
         return outcome::done;
     }
