@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""Turns bench/peers/run.sh's runs.csv, verdict.csv and meta.txt into summary.md and summary.png.
+
+usage: /usr/bin/python3 bench/peers/summarize.py RESULTS_DIR
+
+Every figure is a median over the repetitions of one run; every comparison is a ratio between
+tools measured in that same run (interleaved), never against numbers from another day.
+"""
+import csv
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+out = Path(sys.argv[1])
+meta = dict(line.rstrip("\n").split("=", 1) for line in open(out / "meta.txt") if "=" in line)
+rows = list(csv.DictReader(open(out / "runs.csv")))
+verdict = list(csv.DictReader(open(out / "verdict.csv")))
+
+
+def num(x):
+    return None if x in ("", "NA") else float(x)
+
+
+groups = defaultdict(list)
+for r in rows:
+    groups[(r["tool"], r["phase"], r["readset"], r["format"])].append(r)
+
+
+def med(tool, phase, readset, fmt, field):
+    rs = groups.get((tool, phase, readset, fmt))
+    if not rs:
+        return None
+    vals = [num(r[field]) for r in rs if num(r[field]) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(x, digits=2):
+    if x is None:
+        return "-"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}f}"
+
+
+def ratio(a, b, digits=2):
+    return "-" if a is None or b is None or b == 0 else f"{a / b:.{digits}f}x"
+
+
+qmer_tools = sorted({r["tool"] for r in rows if r["tool"].startswith("qmer")}, key=lambda t: (t != "qmer", t))
+fpr = 0.001
+distinct = int(meta.get("big_distinct_kmers") or 0)
+md = []
+md.append(f"# qmer vs BBDuk, KMC, Jellyfish - {meta['date']}\n")
+loads = [float(r["load1"]) for r in rows]
+md.append(
+    f"Machine: {meta['cpu']}, {meta['cores']} cores; threads: {meta['threads']}; repetitions: {meta['reps']} "
+    f"(interleaved, medians shown); 1-min load average during the runs: median {statistics.median(loads):.1f} "
+    f"(min {min(loads):.1f}, max {max(loads):.1f}; other engineers' builds shared the machine).\n"
+)
+md.append(
+    f"Reference \"big\": {meta['big_files']} genome files, {int(meta['big_bases']):,} bp, {distinct:,} distinct "
+    f"canonical 31-mers (KMC). Reads: ART HS25 150 bp, {int(meta['reads_per_set']):,} per set: positives from "
+    f"K. pneumoniae HS11286 (part of big), negatives from S. suis SC84. Tools: {meta['qmer']}, default filter "
+    f"`{meta['qmer_default_filter']}`; BBDuk {meta['bbduk']}; KMC {meta['kmc']}; {meta['jellyfish']}.\n"
+)
+
+# ---- build
+md.append("## Index build (reference big)\n")
+md.append("| tool | wall (s) | CPU (s) | peak RSS (MiB) | index on disk (MiB) | bits per distinct k-mer | wall / KMC | RSS / KMC | RSS / Jellyfish |")
+md.append("|---|---|---|---|---|---|---|---|---|")
+kmc_wall = med("kmc", "build", "-", "fasta", "wall_s")
+kmc_rss = med("kmc", "build", "-", "fasta", "rss_mib")
+jf_rss = med("jellyfish", "build", "-", "fasta", "rss_mib")
+for tool in qmer_tools + ["kmc", "jellyfish", "floor"]:
+    w = med(tool, "build", "-", "fasta", "wall_s")
+    if w is None:
+        continue
+    size = med(tool, "build", "-", "fasta", "index_bytes")
+    rss = med(tool, "build", "-", "fasta", "rss_mib")
+    name = "floor: read the reference only (kseq)" if tool == "floor" else tool
+    bits = size * 8 / distinct if size and distinct else None
+    md.append(
+        f"| {name} | {fmt(w)} | {fmt(med(tool, 'build', '-', 'fasta', 'cpu_s'))} | {fmt(rss, 0)} | "
+        f"{fmt(size / 2**20 if size else None, 1)} | {fmt(bits, 1)} | {ratio(w, kmc_wall)} | "
+        f"{ratio(rss, kmc_rss)} | {ratio(rss, jf_rss)} |"
+    )
+md.append("")
+
+# ---- query
+md.append("## Read screening against big\n")
+md.append(
+    "reads/s = reads / wall time. BBDuk (whole) includes JVM start and its table build from the reference; "
+    "BBDuk (processing) is its own \"Processing time\" line, the reads alone. x floor = wall / the "
+    "decompress-and-parse floor on the same file. kmc_tools filter ran once on the first "
+    f"{int(meta['kmc_filter_reads']):,} reads of each set (plain FASTQ).\n"
+)
+md.append("| reads | tool | input | wall (s) | CPU (s) | peak RSS (MiB) | reads/s | x floor | reads/s vs BBDuk (processing) | called |")
+md.append("|---|---|---|---|---|---|---|---|---|---|")
+plot_data = defaultdict(dict)
+for readset in ("pos", "neg"):
+    bb_core = med("bbduk", "query", readset, "gz", "core_s")
+    bb_reads = med("bbduk", "query", readset, "gz", "reads")
+    bb_rate = bb_reads / bb_core if bb_core else None
+    entries = []
+    for f in ("gz", "bgzf", "plain"):
+        entries.append(("floor", f))
+    for tool in qmer_tools:
+        for f in ("gz", "bgzf", "plain"):
+            entries.append((tool, f))
+    entries += [("bbduk", "gz"), ("bbduk-core", "gz"), ("kmc_tools", "plain")]
+    for tool, f in entries:
+        src = "bbduk" if tool == "bbduk-core" else tool
+        w = med(src, "query", readset, f, "core_s" if tool == "bbduk-core" else "wall_s")
+        if w is None:
+            continue
+        n = med(src, "query", readset, f, "reads")
+        called = med(src, "query", readset, f, "called")
+        rate = n / w if w else None
+        fl = med("floor", "query", readset, f, "wall_s")
+        name = {"floor": "floor: decompress + parse (kseq)", "bbduk": "BBDuk (whole)",
+                "bbduk-core": "BBDuk (processing)", "kmc_tools": "kmc_tools filter"}.get(tool, tool)
+        cpu = None if tool == "bbduk-core" else med(src, "query", readset, f, "cpu_s")
+        rss = None if tool == "bbduk-core" else med(src, "query", readset, f, "rss_mib")
+        pct = f"{100 * called / n:.3f}%" if tool != "floor" and n else "-"
+        md.append(
+            f"| {readset} | {name} | {f} | {fmt(w)} | {fmt(cpu)} | {fmt(rss, 0)} | {fmt(rate, 0)} | "
+            f"{ratio(w, fl) if tool not in ('floor', 'bbduk-core', 'kmc_tools') else '-'} | "
+            f"{ratio(rate, bb_rate) if tool != 'floor' else '-'} | {pct} |"
+        )
+        plot_data[readset][f"{name} [{f}]"] = rate
+md.append("")
+
+# ---- accuracy
+md.append("## Calls (fraction of reads each tool calls)\n")
+md.append("| tool | positives called | negatives called |")
+md.append("|---|---|---|")
+acc = {}
+for tool, f in [(t, "gz") for t in qmer_tools] + [("bbduk", "gz"), ("kmc_tools", "plain")]:
+    vals = []
+    for readset in ("pos", "neg"):
+        n = med(tool, "query", readset, f, "reads")
+        c = med(tool, "query", readset, f, "called")
+        vals.append(c / n if n else None)
+    acc[tool] = vals
+    md.append(f"| {tool} | {fmt(100 * vals[0] if vals[0] is not None else None, 3)}% | "
+              f"{fmt(100 * vals[1] if vals[1] is not None else None, 4)}% |")
+md.append("")
+
+# ---- verdict
+md.append("## Verdict measurement (issue 7): qmer's default rule vs an exact k-mer set\n")
+md.append(
+    "exact >= 1: reads sharing at least one 31-mer with the reference (BBDuk's rule; what qmer's rule "
+    "becomes for an exact set, p = 0). exact >= t: the exact set under qmer's threshold t(kmers, fpr). "
+    "Counted by bench/peers/exact_check.cpp (an exact hash set) read by read against qmer's TSV.\n"
+)
+md.append("| reference | reads | n | qmer called | exact >= 1 | exact >= t | qmer - exact>=1 (pp) | qmer calls not exact>=t | qmer calls with 0 exact hits | kmers differ | hits below exact |")
+md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+for v in verdict:
+    n = int(v["reads"])
+    q, e1, et = (int(v[k]) for k in ("qmer_called", "exact_ge1", "exact_ge_t"))
+    md.append(
+        f"| {v['reference']} | {v['readset']} | {n:,} | {100 * q / n:.4f}% | {100 * e1 / n:.4f}% | {100 * et / n:.4f}% | "
+        f"{100 * (q - e1) / n:+.4f} | {v['qmer_called_not_exact_t']} | {v['qmer_called_exact_zero']} | "
+        f"{v['kmers_mismatch']} | {v['hits_below_exact']} |"
+    )
+md.append("")
+
+# ---- goals
+md.append("## Issue 10 and 7 goals, measured in this run\n")
+goals = []
+for readset in ("pos", "neg"):
+    bb_core = med("bbduk", "query", readset, "gz", "core_s")
+    bb_rate = med("bbduk", "query", readset, "gz", "reads") / bb_core if bb_core else None
+    best = None
+    for f in ("bgzf", "plain"):
+        w = med("qmer", "query", readset, f, "wall_s")
+        if w:
+            rate = med("qmer", "query", readset, f, "reads") / w
+            best = max(best or 0, rate)
+    if best and bb_rate:
+        goals.append(f"- Query {readset}: qmer {best:,.0f} reads/s (best of bgzf, plain) = {best / bb_rate:.2f}x "
+                     f"BBDuk's {bb_rate:,.0f} (table build excluded); goal 3x: {'met' if best >= 3 * bb_rate else 'missed'}.")
+    w, fl = med("qmer", "query", readset, "gz", "wall_s"), med("floor", "query", readset, "gz", "wall_s")
+    if w and fl:
+        goals.append(f"- gzip {readset}: qmer wall {w:.2f} s = {w / fl:.2f}x the decompress-and-parse floor "
+                     f"({fl:.2f} s); goal 1.15x: {'met' if w <= 1.15 * fl else 'missed'}.")
+qb = med("qmer", "build", "-", "fasta", "wall_s")
+if qb and kmc_wall:
+    goals.append(f"- Build: qmer {qb:.2f} s = {qb / kmc_wall:.2f}x KMC's {kmc_wall:.2f} s; goal 0.5x: "
+                 f"{'met' if qb <= 0.5 * kmc_wall else 'missed'}.")
+qr = med("qmer", "build", "-", "fasta", "rss_mib")
+if qr and kmc_rss and jf_rss:
+    goals.append(f"- Build RSS: qmer {qr:.0f} MiB vs KMC {kmc_rss:.0f}, Jellyfish {jf_rss:.0f}; goal below both: "
+                 f"{'met' if qr < min(kmc_rss, jf_rss) else 'missed'}.")
+qs = med("qmer", "build", "-", "fasta", "index_bytes")
+if qs and distinct:
+    bits = qs * 8 / distinct
+    goals.append(f"- Size: {bits:.1f} bits per distinct k-mer at fpr {fpr} (log2(1/fpr) = {math.log2(1 / fpr):.2f}, "
+                 f"{bits / math.log2(1 / fpr):.2f}x it); goal <= 20: {'met' if bits <= 20 else 'missed'}.")
+if "qmer" in acc and "bbduk" in acc and None not in acc["qmer"] + acc["bbduk"]:
+    p, n = acc["qmer"]
+    goals.append(f"- Accuracy: qmer calls {100 * p:.3f}% of positives (goal >= 99%: {'met' if p >= 0.99 else 'missed'}) "
+                 f"and {100 * n:.4f}% of negatives vs BBDuk's {100 * acc['bbduk'][1]:.4f}% "
+                 f"(goal fewer: {'met' if n < acc['bbduk'][1] else 'missed'}).")
+for v in verdict:
+    n = int(v["reads"])
+    d = 100 * (int(v["qmer_called"]) - int(v["exact_ge1"])) / n
+    if v["readset"] == "neg":
+        goals.append(f"- Issue 7, {v['reference']}: negatives called {d:+.4f} pp vs the exact set (goal <= +0.01 pp: "
+                     f"{'met' if d <= 0.01 else 'missed'}).")
+    else:
+        p = int(v["qmer_called"]) / n
+        goals.append(f"- Issue 7, {v['reference']}: positives called {100 * p:.3f}% (goal >= 99%: "
+                     f"{'met' if p >= 0.99 else 'missed'}).")
+md += goals
+md.append("\n![summary](summary.png)\n")
+(out / "summary.md").write_text("\n".join(md) + "\n")
+
+# ---- plot
+fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
+for ax, readset in zip(axes[:2], ("pos", "neg")):
+    items = [(k, v) for k, v in plot_data[readset].items() if v]
+    ax.barh([k for k, _ in items], [v / 1e3 for _, v in items],
+            color=["#999" if k.startswith("floor") else "#1f77b4" if k.startswith("qmer") else "#d62728" for k, _ in items])
+    ax.set_xscale("log")
+    ax.set_xlabel("thousand reads/s (log)")
+    ax.set_title(f"query, {'positives' if readset == 'pos' else 'negatives'}")
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=8)
+tools = [t for t in qmer_tools + ["kmc", "jellyfish"] if med(t, "build", "-", "fasta", "wall_s")]
+ax = axes[2]
+x = range(len(tools))
+ax.bar([i - 0.2 for i in x], [med(t, "build", "-", "fasta", "wall_s") for t in tools], 0.4, label="wall (s)")
+ax2 = ax.twinx()
+ax2.bar([i + 0.2 for i in x], [med(t, "build", "-", "fasta", "rss_mib") for t in tools], 0.4, color="#ff7f0e", label="peak RSS (MiB)")
+ax.set_xticks(list(x))
+ax.set_xticklabels(tools, rotation=20, fontsize=8)
+ax.set_ylabel("wall (s)")
+ax2.set_ylabel("peak RSS (MiB)")
+ax.set_title("index build, big")
+fig.legend(loc="lower right", fontsize=8)
+fig.suptitle(f"{meta['cpu']}, {meta['threads']} threads, {meta['date']}", fontsize=9)
+fig.tight_layout()
+fig.savefig(out / "summary.png", dpi=110)
