@@ -1,0 +1,85 @@
+#pragma once
+// What qmer query and qmer index --append do with an index file, for the index fuzz targets: open
+// it (io::index_file: magic, version, byte order, checksum, header and section layout), find its
+// filter kind (app::filter_kind_of_index) and rebuild the filter from the sections (the codec's
+// load, app/filters/persistence.hpp), then ask it for a few hashes as a query would.
+
+#include <xxhash.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "app/filters/registry.hpp"
+#include "core/error.hpp"
+#include "fuzz_support.hpp"
+#include "io/index_file.hpp"
+
+namespace qmer::fuzz {
+
+enum class load_outcome { loaded, index_error, input_error };
+
+struct loaded_index {
+    load_outcome outcome = load_outcome::index_error;
+    size_t elements = 0;      // the filter's size() when loaded
+    size_t probes_found = 0;  // how many probes contains() answered true
+};
+
+// Loads path as query does and, when probe is set, asks the filter for each of probes.
+// index_error and input_error are the refusals the loader may give; any other exception aborts
+// (fail_with_current_exception).
+//
+// Probing is for files whose checksum is genuine. A resealed file (see reseal()) may hold filter
+// words no filter ever wrote - a slot left write-locked, runs whose metadata contradict each other
+// - and the filters' from_arrays check geometry, not their tables' contents: contains() on such a
+// table can wait forever for a lock nobody holds (found by index_crafted_query_fuzz;
+// fuzz/README.md).
+inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t const> probes,
+                                   bool probe = true) {
+    loaded_index result;
+    try {
+        io::index_file const index(path);
+        app::filter_kind const kind = app::filter_kind_of_index(index);
+        app::visit_filter_kind(kind, [&](auto tag) {
+            using codec = app::filter_codec<decltype(tag)::value>;
+            auto const filter = codec::load(index);
+            if (probe)
+                for (uint64_t h : probes) result.probes_found += filter->contains(h) ? 1 : 0;
+            result.elements = filter->size();
+            // What qmer info and the query summary read.
+            (void)filter->capacity();
+            (void)filter->memory_bytes();
+            (void)filter->false_positive_rate();
+        });
+        result.outcome = load_outcome::loaded;
+    } catch (index_error const&) {
+        result.outcome = load_outcome::index_error;
+    } catch (input_error const&) {
+        result.outcome = load_outcome::input_error;
+    } catch (...) {
+        fail_with_current_exception("index load");
+    }
+    return result;
+}
+
+// True when the last 8 bytes are the XXH3-64 of everything before them (the index format's seal).
+inline bool checksum_matches(std::vector<uint8_t> const& bytes) {
+    if (bytes.size() < 8) return false;
+    uint64_t stored;
+    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+    return XXH3_64bits(bytes.data(), bytes.size() - 8) == stored;
+}
+
+// Rewrites the last 8 bytes with the checksum of the rest, so that a changed file gets past the
+// checksum and the header, section and filter checks behind it are what the fuzzer explores.
+inline void reseal(std::vector<uint8_t>& bytes) {
+    if (bytes.size() < 8) return;
+    uint64_t const sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
+    std::memcpy(bytes.data() + bytes.size() - 8, &sum, 8);
+}
+
+}  // namespace qmer::fuzz

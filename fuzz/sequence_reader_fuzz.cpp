@@ -1,0 +1,141 @@
+// Fuzz target: io::sequence_reader over arbitrary file contents.
+//
+// The input is a file's bytes (plain, gzip or BGZF; FASTA, FASTQ, SAM/BAM/CRAM, GenBank, EMBL or
+// garbage). Allowed outcomes: every record read, or qmer::input_error. Anything else is a bug and
+// aborts: a sanitizer report, another exception type, a hang (libFuzzer's -timeout).
+//
+// Oracles beyond "no crash":
+//   - the reader is run twice, once in batches of a tiny byte budget (many batch boundaries) and
+//     once record by record with one BGZF inflating thread where the input is BGZF (bgzf_mt's
+//     separate code path): both must agree on success or failure and, on success, hand out the
+//     same records byte for byte. A difference is silently wrong output.
+//   - FASTQ records have as many quality bytes as bases; FASTA/FASTQ records hold no NUL byte
+//     (sequence_reader.hpp promises both); batches number their records consecutively;
+//     records_read() counts them all; the end of input stays the end.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "fuzz_support.hpp"
+#include "io/sequence_reader.hpp"
+
+namespace {
+
+using qmer::fuzz::fail;
+using qmer::io::record_batch;
+using qmer::io::sequence_format;
+using qmer::io::sequence_reader;
+
+// Appends one record to a digest string: each field length-prefixed, so that field boundaries
+// count (a byte moved from the name to the comment is a difference).
+void digest_record(std::string& digest, qmer::io::sequence_record const& r) {
+    for (std::string_view field : {r.name, r.comment, r.sequence, r.quality}) {
+        digest += std::to_string(field.size());
+        digest += ':';
+        digest += field;
+    }
+    digest += '\n';
+}
+
+void check_record(sequence_format format, qmer::io::sequence_record const& r) {
+    if (format == sequence_format::fastq && r.quality.size() != r.sequence.size())
+        fail("FASTQ record with " + std::to_string(r.sequence.size()) + " bases and " +
+             std::to_string(r.quality.size()) + " quality bytes passed the reader");
+    if (format == sequence_format::fasta || format == sequence_format::fastq) {
+        for (std::string_view field : {r.name, r.comment, r.sequence, r.quality})
+            if (field.find('\0') != std::string_view::npos)
+                fail("a FASTA/FASTQ record holding a NUL byte passed the reader");
+    }
+}
+
+// The records of the file, or nullopt when the reader refused it with input_error.
+std::optional<std::string> read_in_batches(std::string const& path) {
+    try {
+        qmer::io::reader_options options;
+        options.batch_bytes = 64;  // many batches even for a few-KB input
+        sequence_reader reader(path, options);
+        std::string digest;
+        record_batch batch;
+        uint64_t records = 0;
+        while (reader.next_batch(batch)) {
+            if (batch.empty()) fail("next_batch returned true with an empty batch");
+            if (batch.first_record_number() != records + 1)
+                fail("batch numbered from " + std::to_string(batch.first_record_number()) +
+                     " after " + std::to_string(records) + " records");
+            for (auto const& r : batch) {
+                check_record(reader.format(), r);
+                digest_record(digest, r);
+            }
+            records += batch.size();
+        }
+        if (!batch.empty()) fail("next_batch returned false but left records in the batch");
+        if (reader.next_batch(batch)) fail("next_batch returned a batch after the end");
+        if (reader.records_read() != records)
+            fail("records_read() = " + std::to_string(reader.records_read()) + " but " +
+                 std::to_string(records) + " records were handed out");
+        if (reader.format() == sequence_format::empty && records != 0)
+            fail("an input detected as empty produced records");
+        return digest;
+    } catch (qmer::input_error const&) {
+        return std::nullopt;
+    } catch (...) {
+        qmer::fuzz::fail_with_current_exception("sequence_reader (batches)");
+    }
+}
+
+std::optional<std::string> read_one_by_one(std::string const& path, unsigned threads) {
+    try {
+        qmer::io::reader_options options;
+        options.decompression_threads = threads;
+        sequence_reader reader(path, options);
+        std::string digest;
+        record_batch batch;
+        while (reader.read_record(batch)) {
+            if (batch.size() != 1) fail("read_record did not append exactly one record");
+            check_record(reader.format(), batch[0]);
+            digest_record(digest, batch[0]);
+            batch.clear();
+        }
+        if (reader.read_record(batch)) fail("read_record returned a record after the end");
+        return digest;
+    } catch (qmer::input_error const&) {
+        return std::nullopt;
+    } catch (...) {
+        qmer::fuzz::fail_with_current_exception("sequence_reader (one by one)");
+    }
+}
+
+bool looks_like_bgzf(uint8_t const* data, size_t size) {
+    // gzip magic, deflate, FEXTRA set: BGZF (and BAM, which is BGZF) carry their block size there.
+    return size >= 4 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8 && (data[3] & 4) != 0;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    // A CRAM input without its reference would make htslib fetch it from the EBI server by MD5.
+    // Point the reference search at a folder that does not exist: offline, fast, deterministic.
+    ::setenv("REF_PATH", "/nonexistent-qmer-fuzz-ref/%s", 1);
+    ::setenv("REF_CACHE", "/nonexistent-qmer-fuzz-ref/%s", 1);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(uint8_t const* data, size_t size) {
+    static qmer::fuzz::memory_file file;
+    std::string const& path = file.set(data, size);
+
+    auto const batched = read_in_batches(path);
+    auto const single = read_one_by_one(path, looks_like_bgzf(data, size) ? 1 : 0);
+    if (batched.has_value() != single.has_value())
+        fail(std::string("the reader ") + (batched ? "accepted" : "refused") +
+             " the input in batches but " + (single ? "accepted" : "refused") +
+             " it record by record" + (looks_like_bgzf(data, size) ? " with a BGZF thread" : ""));
+    if (batched && *batched != *single)
+        fail("batched and record-by-record reading gave different records");
+    return 0;
+}
