@@ -85,7 +85,9 @@ void grow_under_queries(bool cascading, size_t initial, unsigned writers, unsign
         threads.emplace_back([&, r] {
             uint64_t x = 1000 + r;
             size_t checks = 0;
-            while (!stop.load(std::memory_order_acquire)) {
+            // do-while: on a loaded machine a reader may first run after the writers are done;
+            // it still makes one full round of checks.
+            do {
                 for (unsigned w = 0; w < writers; ++w) {
                     size_t const d = done[w].load(std::memory_order_acquire);
                     if (d == 0) continue;
@@ -95,7 +97,7 @@ void grow_under_queries(bool cascading, size_t initial, unsigned writers, unsign
                     if (!f.contains(own[w][d - 1])) false_negatives.fetch_add(1);
                     checks += 2;
                 }
-            }
+            } while (!stop.load(std::memory_order_acquire));
             reader_checks.fetch_add(checks);
         });
     }
