@@ -26,15 +26,21 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
         ->check(CLI::Range(1e-12, 0.5))
         ->capture_default_str();
-    app.add_option(
-           "--filter", o.filter,
-           "Filter: locally-locked, bounded-growing, linear-probing, external-locks, bloom, "
-           "blocked-bloom, cuckoo (see README, Filters)")
+    app.add_option("--filter", o.filter,
+                   "Filter: expandable (default), locally-locked, bounded-growing, linear-probing, "
+                   "external-locks, bloom, "
+                   "blocked-bloom, cuckoo (see README, Filters)")
         ->capture_default_str();
     app.add_option("--expected", o.expected, "Expected distinct k-mers (0: unknown)")
         ->capture_default_str();
     app.add_option("--seed", o.seed, "Seed of the k-mer hash")->capture_default_str();
+    app.add_flag(
+        "--cascading", o.cascading,
+        "Expandable filter: cascading inserts into lower levels (slower here, see README)");
     app.add_flag("--append", o.append, "Add the references to an existing expandable index");
+    app.add_option("--max-memory", o.max_memory,
+                   "Stop if the index would need more memory than this (e.g. 16G; default: 80% "
+                   "of the machine's or the cgroup's memory)");
     app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
     app.footer(
         "Examples:\n"

@@ -5,8 +5,11 @@
 // otherwise). Geometry a filter refuses is a damaged index, reported as index_error naming the
 // file.
 
+#include <bit>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/bloom/blocked_bloom_filter.hpp"
@@ -15,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
 #include "core/qf/externally_locked.hpp"
+#include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "io/index_file.hpp"
 
@@ -27,6 +31,18 @@ struct filter_state {
         return F::from_arrays(a);
     }
 };
+
+// Geometry from a damaged (or crafted) file must be refused before a table is allocated for it:
+// the filters' constructors allocate and zero their table first and compare it with the saved
+// words only afterwards, so a damaged slot count could ask for any amount of memory (found by
+// fuzz/index_damage_fuzz). `slots` slots of `slot_bits` bits need at least
+// slots / (64 / slot_bits) words; the saved words must hold them.
+inline void check_slots_fit(uint64_t slots, uint64_t slot_bits, size_t words, char const* what) {
+    if (slot_bits == 0 || slot_bits > 64)
+        throw std::invalid_argument(std::string(what) + ": bad slot width");
+    if (slots / (64 / slot_bits) > words)
+        throw std::invalid_argument(std::string(what) + ": more slots than the saved words hold");
+}
 
 // The locally locked QF (with or without bounded growing): (q, r, total slots, size, growing,
 // grow_at x 1e6) and the current table's groups.
@@ -46,10 +62,25 @@ struct filter_state<qf::locally_locked_filter> {
         auto const& p = arrays[0].params;
         if (p[0] > 48 || p[1] > 64)
             throw std::invalid_argument("locally locked filter: bad geometry");
+        check_slots_fit(p[2], p[1] + 3, arrays[0].words.size(), "locally locked filter");
         qf::growing_policy const policy{p[4] != 0, static_cast<double>(p[5]) / 1e6};
         return std::make_unique<qf::locally_locked_filter>(static_cast<unsigned>(p[0]),
                                                            static_cast<unsigned>(p[1]), p[2],
                                                            arrays[0].words, p[3], policy);
+    }
+};
+
+// The lock-free linear probing QF loads through its own from_arrays; its 2^q slots of r + 3 bits
+// are checked against the saved words first.
+template <>
+struct filter_state<qf::linear_probing> {
+    static std::vector<filter_array> arrays(qf::linear_probing const& f) { return f.arrays(); }
+    static std::unique_ptr<qf::linear_probing> from_arrays(std::span<filter_array const> a) {
+        if (a.size() == 1 && a[0].params.size() == 3 && a[0].params[0] <= 40 &&
+            a[0].params[1] <= 61)
+            check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
+                            "linear probing filter");
+        return qf::linear_probing::from_arrays(a);
     }
 };
 
@@ -64,6 +95,8 @@ struct filter_state<qf::externally_locked> {
         if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] > 48 || a[0].params[1] > 64)
             throw std::invalid_argument(
                 "externally locked filter: expected one array (q, r, size)");
+        check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
+                        "externally locked filter");
         auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),
                                                          static_cast<unsigned>(a[0].params[1]));
         f->restore(a[0].words, a[0].params[2]);
@@ -85,6 +118,8 @@ struct bloom_state {
         if (a.size() != 1 || a[0].params.size() != 5 || a[0].params[1] == 0 || a[0].params[1] > 64)
             throw std::invalid_argument("Bloom filter: expected one array of 5 parameters");
         auto const& p = a[0].params;
+        // Bits (or blocks of block_bits) the saved words must hold, checked before allocating.
+        check_slots_fit(p[0], bits_per_unit(), a[0].words.size(), "Bloom filter");
         typename Bloom::geometry g{};
         set_first_dimension(g, p[0]);
         g.probes = static_cast<uint32_t>(p[1]);
@@ -96,6 +131,9 @@ struct bloom_state {
     }
 
   private:
+    // A plain filter's first dimension counts bits; a blocked one's counts blocks of whole words
+    // (so at least one word each).
+    static uint64_t bits_per_unit() { return std::is_same_v<Bloom, blocked_bloom_filter> ? 64 : 1; }
     static uint64_t first_dimension(bloom_filter::geometry const& g) { return g.bits; }
     static uint64_t first_dimension(blocked_bloom_filter::geometry const& g) { return g.blocks; }
     static void set_first_dimension(bloom_filter::geometry& g, uint64_t v) { g.bits = v; }
@@ -117,6 +155,11 @@ struct filter_state<cuckoo_filter> {
     static std::unique_ptr<cuckoo_filter> from_arrays(std::span<filter_array const> a) {
         if (a.size() != 1 || a[0].params.size() != 2 || a[0].params[0] == 0)
             throw std::invalid_argument("cuckoo filter: expected one array (buckets, size)");
+        // One word per bucket; checked before the table is allocated, and the power of two here
+        // so that a damaged count is an index_error, not the constructor's usage_error.
+        if (a[0].params[0] != a[0].words.size() || a[0].params[0] < 2 ||
+            !std::has_single_bit(a[0].params[0]))
+            throw std::invalid_argument("cuckoo filter: bucket count does not match the words");
         auto f = std::make_unique<cuckoo_filter>(a[0].params[0], 0);
         f->restore(a[0].words, a[0].params[1]);
         return f;

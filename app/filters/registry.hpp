@@ -12,6 +12,7 @@
 
 #include "app/filters/persistence.hpp"
 #include "core/error.hpp"
+#include "core/qf/expandable.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "io/index_file.hpp"
@@ -19,6 +20,7 @@
 namespace qmer::app {
 
 enum class filter_kind {
+    expandable,
     locally_locked,
     bounded_growing,
     linear_probing,
@@ -29,8 +31,8 @@ enum class filter_kind {
 };
 
 inline constexpr std::string_view filter_kind_names[] = {
-    "locally-locked", "bounded-growing", "linear-probing", "external-locks",
-    "bloom",          "blocked-bloom",   "cuckoo"};
+    "expandable",     "locally-locked", "bounded-growing", "linear-probing",
+    "external-locks", "bloom",          "blocked-bloom",   "cuckoo"};
 
 inline std::string_view filter_kind_name(filter_kind k) {
     return filter_kind_names[static_cast<size_t>(k)];
@@ -58,6 +60,13 @@ inline unsigned ceil_log2(double x) {
 template <filter_kind Kind>
 struct filter_codec;
 
+// What `qmer index` asks of a new filter.
+struct filter_plan {
+    uint64_t expected = 0;   // distinct k-mers expected (0: unknown; fixed filters get a count)
+    double fpr = 0.001;      // false-positive bound per k-mer
+    bool cascading = false;  // expandable filter: cascading inserts
+};
+
 // Save, load and params shared by every codec.
 template <typename F>
 struct codec_base {
@@ -69,6 +78,17 @@ struct codec_base {
         for (auto const& a : filter_state<F>::arrays(f))
             out.insert(out.end(), a.params.begin(), a.params.end());
         return out;
+    }
+};
+
+// The default: the fully expandable QF (seed 001, section 4) over locally locked levels. It needs
+// no size up front (--expected only sets the first level), keeps its FPR under --fpr however much
+// is inserted (Theorem 2), and can be reopened to append references.
+template <>
+struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter> {
+    static constexpr bool grows = true;
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        return std::make_unique<filter_type>(plan.expected, plan.fpr, plan.cascading);
     }
 };
 
@@ -93,7 +113,9 @@ inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double max_fill)
 template <>
 struct filter_codec<filter_kind::locally_locked> : codec_base<qf::locally_locked_filter> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         auto const g = plan_quotient_filter(expected, fpr, 0.9);
         return std::make_unique<filter_type>(g.q, g.r);
     }
@@ -106,7 +128,9 @@ struct filter_codec<filter_kind::locally_locked> : codec_base<qf::locally_locked
 template <>
 struct filter_codec<filter_kind::bounded_growing> : codec_base<qf::locally_locked_filter> {
     static constexpr bool grows = true;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         auto g = plan_quotient_filter(expected ? expected : 1 << 16, fpr, 0.9);
         // Leave remainder bits to give up: each doubling costs one.
         g.r = std::min(64u - g.q, g.r + 8);
@@ -119,7 +143,9 @@ struct filter_codec<filter_kind::bounded_growing> : codec_base<qf::locally_locke
 template <>
 struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         unsigned const q =
             std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(expected, 1)) / 0.9));
         double const fill = static_cast<double>(expected) / std::ldexp(1.0, static_cast<int>(q));
@@ -134,7 +160,9 @@ struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing
 template <>
 struct filter_codec<filter_kind::external_locks> : codec_base<qf::externally_locked> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         auto const g = plan_quotient_filter(expected, fpr, 0.9);
         return std::make_unique<filter_type>(g.q, g.r);
     }
@@ -145,14 +173,18 @@ struct filter_codec<filter_kind::external_locks> : codec_base<qf::externally_loc
 template <>
 struct filter_codec<filter_kind::bloom> : codec_base<bloom_filter> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
     }
 };
 template <>
 struct filter_codec<filter_kind::blocked_bloom> : codec_base<blocked_bloom_filter> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
     }
 };
@@ -162,7 +194,9 @@ struct filter_codec<filter_kind::blocked_bloom> : codec_base<blocked_bloom_filte
 template <>
 struct filter_codec<filter_kind::cuckoo> : codec_base<cuckoo_filter> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(uint64_t expected, double fpr) {
+    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        uint64_t const expected = plan.expected;
+        double const fpr = plan.fpr;
         double const floor = 2.0 * filter_type::slots_per_bucket /
                              std::ldexp(1.0, static_cast<int>(filter_type::fingerprint_bits));
         if (fpr < floor)
@@ -177,7 +211,7 @@ struct filter_codec<filter_kind::cuckoo> : codec_base<cuckoo_filter> {
 };
 
 inline bool filter_kind_can_append(filter_kind k) {
-    return k == filter_kind::bounded_growing;
+    return k == filter_kind::expandable || k == filter_kind::bounded_growing;
 }
 
 inline filter_kind filter_kind_of_index(io::index_file const& index) {
@@ -191,6 +225,8 @@ inline filter_kind filter_kind_of_index(io::index_file const& index) {
 template <typename Fn>
 decltype(auto) visit_filter_kind(filter_kind k, Fn&& fn) {
     switch (k) {
+        case filter_kind::expandable:
+            return fn(std::integral_constant<filter_kind, filter_kind::expandable>{});
         case filter_kind::locally_locked:
             return fn(std::integral_constant<filter_kind, filter_kind::locally_locked>{});
         case filter_kind::bounded_growing:

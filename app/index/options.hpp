@@ -13,11 +13,13 @@ struct index_options {
     unsigned k = 31;
     unsigned threads = 0;  // 0: all cores
     double fpr = 0.001;    // false-positive bound per k-mer
-    std::string filter = "linear-probing";
-    uint64_t expected = 0;  // expected distinct k-mers; 0 = unknown
-    uint64_t seed = 0;      // XXH3 seed stored in the index
-    bool append = false;    // add references to an existing expandable index
+    std::string filter = "expandable";
+    bool cascading = false;  // expandable filter: cascading inserts (bench/qf/GROWING.md)
+    uint64_t expected = 0;   // expected distinct k-mers; 0 = unknown
+    uint64_t seed = 0;       // XXH3 seed stored in the index
+    bool append = false;     // add references to an existing expandable index
     bool quiet = false;
+    std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)
 };
 

@@ -13,6 +13,7 @@
 
 #include "app/common/batch_pool.hpp"
 #include "app/common/interrupt.hpp"
+#include "app/common/memory_limit.hpp"
 #include "app/common/progress.hpp"
 #include "app/common/threads.hpp"
 #include "app/filters/registry.hpp"
@@ -75,9 +76,17 @@ uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanne
     return total;
 }
 
+[[noreturn]] void memory_exceeded(uint64_t need, uint64_t limit, std::string const& requested) {
+    throw capacity_error("the index needs " + human_bytes(static_cast<double>(need)) +
+                         ", more than the memory limit of " +
+                         human_bytes(static_cast<double>(limit)) +
+                         (requested.empty() ? " (80% of this machine's memory)" : "") +
+                         ": raise --max-memory, use a larger --fpr, or a machine with more memory");
+}
+
 template <typename Filter>
 void insert_references(Filter& filter, index_options const& o, unsigned threads,
-                       build_counts& counts, progress_meter& progress) {
+                       build_counts& counts, progress_meter& progress, uint64_t max_memory) {
     kmer_scanner const scanner(o.k);
     kmer_hasher const hasher{o.seed};
     size_t const tokens = 2 * static_cast<size_t>(threads);
@@ -107,34 +116,38 @@ void insert_references(Filter& filter, index_options const& o, unsigned threads,
         return kmers.load();
     };
 
-    tbb::parallel_pipeline(tokens,
-                           tbb::make_filter<void, io::record_batch*>(
-                               tbb::filter_mode::serial_in_order,
-                               [&](tbb::flow_control& fc) -> io::record_batch* {
-                                   if (interrupted() || full.load(std::memory_order_relaxed)) {
-                                       fc.stop();
-                                       return nullptr;
-                                   }
-                                   io::record_batch* batch = pool.take();
-                                   if (!refs.next(*batch)) {
-                                       pool.give_back(batch);
-                                       fc.stop();
-                                       return nullptr;
-                                   }
-                                   counts.records += batch->size();
-                                   counts.bases += batch->sequence_bytes();
-                                   progress.update(counts.records, counts.bases);
-                                   return batch;
-                               }) &
-                               tbb::make_filter<io::record_batch*, void>(
-                                   tbb::filter_mode::parallel, [&](io::record_batch* batch) {
-                                       throw_if_interrupted();
-                                       uint64_t kmers = 0;
-                                       for (size_t i = 0; i < batch->size(); ++i)
-                                           kmers += insert_sequence((*batch)[i].sequence);
-                                       counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
-                                       pool.give_back(batch);
-                                   }));
+    // Serial, in input order: the next batch of reference records.
+    auto read_stage = [&](tbb::flow_control& fc) -> io::record_batch* {
+        if (interrupted() || full.load(std::memory_order_relaxed)) {
+            fc.stop();
+            return nullptr;
+        }
+        // A growing filter takes memory as it fills: stop before the machine swaps.
+        if (filter.memory_bytes() > max_memory)
+            memory_exceeded(filter.memory_bytes(), max_memory, o.max_memory);
+        io::record_batch* batch = pool.take();
+        if (!refs.next(*batch)) {
+            pool.give_back(batch);
+            fc.stop();
+            return nullptr;
+        }
+        counts.records += batch->size();
+        counts.bases += batch->sequence_bytes();
+        progress.update(counts.records, counts.bases);
+        return batch;
+    };
+    // Parallel: scan, hash and insert the batch's k-mers.
+    auto insert_stage = [&](io::record_batch* batch) {
+        throw_if_interrupted();
+        uint64_t kmers = 0;
+        for (size_t i = 0; i < batch->size(); ++i) kmers += insert_sequence((*batch)[i].sequence);
+        counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
+        pool.give_back(batch);
+    };
+    tbb::parallel_pipeline(
+        tokens,
+        tbb::make_filter<void, io::record_batch*>(tbb::filter_mode::serial_in_order, read_stage) &
+            tbb::make_filter<io::record_batch*, void>(tbb::filter_mode::parallel, insert_stage));
     throw_if_interrupted();
     if (full.load())
         throw capacity_error("the " + o.filter + " filter is full after " +
@@ -166,7 +179,7 @@ void build_index(index_options const& o, unsigned threads) {
     } else {
         uint64_t expected = o.expected;
         if (expected == 0 && !codec::grows) expected = count_kmer_positions(o, kmer_scanner(o.k));
-        filter = codec::create(expected, o.fpr);
+        filter = codec::create({expected, o.fpr, o.cascading});
         header.k = o.k;
         header.hash_seed = o.seed;
         header.filter = o.filter;
@@ -174,8 +187,11 @@ void build_index(index_options const& o, unsigned threads) {
         header.expected = o.expected;
     }
 
+    uint64_t const max_memory = memory_limit(o.max_memory);
+    if (filter->memory_bytes() > max_memory)
+        memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
     build_counts counts;
-    insert_references(*filter, o, threads, counts, progress);
+    insert_references(*filter, o, threads, counts, progress, max_memory);
 
     header.elements = filter->size();
     header.kmers_scanned = previous_kmers + counts.kmers.load();
@@ -208,8 +224,9 @@ void run_index(index_options const& o) {
     if (!(o.fpr > 0 && o.fpr <= 0.5))
         throw usage_error("--fpr must be in (0, 0.5], not " + std::to_string(o.fpr));
     filter_kind const kind = parse_filter_kind(o.filter);
+    (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
     if (o.append && !filter_kind_can_append(kind))
-        throw usage_error("--append needs a filter that grows (--filter expandable), not " +
+        throw usage_error("--append needs an index whose filter grows (expandable, bounded-growing), not " +
                           o.filter);
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);

@@ -143,6 +143,18 @@ TEST_F(errors, bad_parameters_are_usage_errors) {
     EXPECT_TRUE(output_absent("x.qmer"));
 }
 
+TEST_F(errors, memory_limit_stops_the_build) {
+    auto const r =
+        qmer({"index", "--max-memory", "20K", "-o", "x.qmer", data("lambda_virus.fa.gz").string()});
+    expect_error(r, 6, {"--max-memory", "memory limit"});
+    EXPECT_TRUE(output_absent("x.qmer"));
+    for (char const* bad : {"lots", "-5G", "0", "12Q"}) {
+        auto const b = qmer({"index", "--max-memory", bad, "-o", "x.qmer", "ref.fa"});
+        EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.err;
+    }
+    EXPECT_EQ(qmer({"index", "--max-memory", "1G", "-o", "x.qmer", "ref.fa"}).exit_code, 0);
+}
+
 TEST_F(errors, damaged_indexes) {
     auto const size = std::filesystem::file_size(dir() / "ref.qmer");
     std::filesystem::copy_file(dir() / "ref.qmer", dir() / "cut.qmer");

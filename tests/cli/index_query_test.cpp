@@ -14,10 +14,10 @@ using qmer::test::cli_test;
 using index_query = cli_test;
 
 // Every --filter name qmer index offers.
-#define QMER_TEST_FILTER_KINDS                                                            \
-    {                                                                                     \
-        "locally-locked", "bounded-growing", "linear-probing", "external-locks", "bloom", \
-            "blocked-bloom", "cuckoo"                                                     \
+#define QMER_TEST_FILTER_KINDS                                                                 \
+    {                                                                                          \
+        "expandable", "locally-locked", "bounded-growing", "linear-probing", "external-locks", \
+            "bloom", "blocked-bloom", "cuckoo"                                                 \
     }
 
 // Parses the TSV body (after the # lines and the header) into rows of fields.
@@ -178,6 +178,46 @@ TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
         auto const info = qmer({"info", "--json", "x.qmer"});
         EXPECT_NE(info.out.find(std::string("\"filter\": \"") + kind + "\""), std::string::npos);
     }
+}
+
+TEST_F(index_query, appending_answers_as_building_at_once) {
+    std::string const genome = lambda_genome();
+    write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");
+    write_file("b.fa", ">b\n" + genome.substr(24000) + "\n");
+    std::string const reads = data("lambda_reads_1.fq.gz").string();
+    for (char const* kind : {"expandable", "bounded-growing"}) {
+        SCOPED_TRACE(kind);
+        // Small first levels, so the appended half makes the filters grow. One thread: with
+        // several, which k-mers land in which level depends on the interleaving, so two builds
+        // differ in their (rare) false positives, never in a true k-mer.
+        ASSERT_EQ(qmer({"index", "-t", "1", "--filter", kind, "--expected", "1000", "-o",
+                        "once.qmer", "a.fa", "b.fa"})
+                      .exit_code,
+                  0);
+        ASSERT_EQ(qmer({"index", "-t", "1", "--filter", kind, "--expected", "1000", "-o",
+                        "twice.qmer", "a.fa"})
+                      .exit_code,
+                  0);
+        auto const app =
+            qmer({"index", "-t", "1", "--append", "--filter", kind, "-o", "twice.qmer", "b.fa"});
+        ASSERT_EQ(app.exit_code, 0) << app.err;
+        auto const once = qmer({"query", "once.qmer", reads});
+        auto const twice = qmer({"query", "twice.qmer", reads});
+        ASSERT_EQ(once.exit_code, 0);
+        ASSERT_EQ(twice.exit_code, 0);
+        EXPECT_EQ(tsv_rows(once.out), tsv_rows(twice.out));
+        auto const info = qmer({"info", "--json", "twice.qmer"});
+        EXPECT_NE(info.out.find("\"a.fa\", \"b.fa\""), std::string::npos) << info.out;
+        EXPECT_EQ(
+            qmer({"info", "--json", "once.qmer"}).out.find("\"kmers\": ") != std::string::npos,
+            true);
+    }
+    // A fixed-size filter cannot take more references.
+    ASSERT_EQ(qmer({"index", "--filter", "locally-locked", "-o", "fixed.qmer", "a.fa"}).exit_code,
+              0);
+    EXPECT_EQ(qmer({"index", "--append", "--filter", "locally-locked", "-o", "fixed.qmer", "b.fa"})
+                  .exit_code,
+              2);
 }
 
 TEST_F(index_query, output_does_not_depend_on_the_thread_count) {
