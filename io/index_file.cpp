@@ -197,67 +197,78 @@ index_file::index_file(std::string path) : path_(std::move(path)) {
         }
     }
     ::close(fd);
-    auto const* bytes = static_cast<char const*>(map_);
+    // A constructor that throws runs no destructor: unmap here, or every refused file stays
+    // mapped for the rest of the process (found by fuzz/index_loader_fuzz).
+    try {
+        auto const* bytes = static_cast<char const*>(map_);
 
-    if (size_ < sizeof magic || std::memcmp(bytes, magic, sizeof magic) != 0) {
-        if (size_ > 0 && (bytes[0] == '>' || bytes[0] == '@'))
+        if (size_ < sizeof magic || std::memcmp(bytes, magic, sizeof magic) != 0) {
+            if (size_ > 0 && (bytes[0] == '>' || bytes[0] == '@'))
+                throw fail(
+                    "this is a FASTA/FASTQ file, not a qmer index (build one with 'qmer index')");
+            if (size_ >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+                static_cast<unsigned char>(bytes[1]) == 0x8b)
+                throw fail("this is a gzip file, not a qmer index (build one with 'qmer index')");
+            throw fail("not a qmer index (no QMERIDX magic)");
+        }
+        if (size_ < prefix_bytes + trailer_bytes) throw fail("truncated index");
+        uint32_t version, bom;
+        uint64_t header_bytes;
+        std::memcpy(&version, bytes + 8, 4);
+        std::memcpy(&bom, bytes + 12, 4);
+        std::memcpy(&header_bytes, bytes + 16, 8);
+        if (version > index_format_version)
+            throw fail("index format version " + std::to_string(version) +
+                       " is newer than this qmer reads (" + std::to_string(index_format_version) +
+                       "): use a newer qmer or rebuild the index");
+        if (version < 1) throw fail("damaged index (format version 0)");
+        if (bom != byte_order_mark)
+            throw fail("index written on a machine of another byte order: rebuild it here");
+        uint64_t tag;
+        std::memcpy(&tag, bytes + size_ - trailer_bytes, 8);
+        if (tag != end_tag) throw fail("truncated or damaged index (no end marker): rebuild it");
+        uint64_t stored, section_count;
+        std::memcpy(&section_count, bytes + size_ - 16, 8);
+        std::memcpy(&stored, bytes + size_ - 8, 8);
+        if (XXH3_64bits(bytes, size_ - 8) != stored)
             throw fail(
-                "this is a FASTA/FASTQ file, not a qmer index (build one with 'qmer index')");
-        if (size_ >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-            static_cast<unsigned char>(bytes[1]) == 0x8b)
-            throw fail("this is a gzip file, not a qmer index (build one with 'qmer index')");
-        throw fail("not a qmer index (no QMERIDX magic)");
-    }
-    if (size_ < prefix_bytes + trailer_bytes) throw fail("truncated index");
-    uint32_t version, bom;
-    uint64_t header_bytes;
-    std::memcpy(&version, bytes + 8, 4);
-    std::memcpy(&bom, bytes + 12, 4);
-    std::memcpy(&header_bytes, bytes + 16, 8);
-    if (version > index_format_version)
-        throw fail("index format version " + std::to_string(version) +
-                   " is newer than this qmer reads (" + std::to_string(index_format_version) +
-                   "): use a newer qmer or rebuild the index");
-    if (version < 1) throw fail("damaged index (format version 0)");
-    if (bom != byte_order_mark)
-        throw fail("index written on a machine of another byte order: rebuild it here");
-    uint64_t tag;
-    std::memcpy(&tag, bytes + size_ - trailer_bytes, 8);
-    if (tag != end_tag) throw fail("truncated or damaged index (no end marker): rebuild it");
-    uint64_t stored, section_count;
-    std::memcpy(&section_count, bytes + size_ - 16, 8);
-    std::memcpy(&stored, bytes + size_ - 8, 8);
-    if (XXH3_64bits(bytes, size_ - 8) != stored)
-        throw fail(
-            "damaged index: checksum mismatch (the file changed after it was written): rebuild it");
-    if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
+                "damaged index: checksum mismatch (the file changed after it was written): rebuild "
+                "it");
+        if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
 
-    header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
-    size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
-    size_t const end = size_ - trailer_bytes;
-    auto read_word = [&](size_t at) {
-        if (at + 8 > end) throw fail("damaged index (section runs past the end)");
-        uint64_t w;
-        std::memcpy(&w, bytes + at, 8);
-        return w;
-    };
-    for (uint64_t s = 0; s < section_count; ++s) {
-        if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
-        uint64_t const n_params = read_word(offset + 8);
-        offset += 16;
-        if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
-        index_section_view view;
-        for (uint64_t i = 0; i < n_params; ++i) view.params.push_back(read_word(offset + 8 * i));
-        offset += 8 * n_params;
-        uint64_t const n_words = read_word(offset);
-        offset += 8;
-        offset = (offset + words_alignment - 1) / words_alignment * words_alignment;
-        if (offset > end || n_words > (end - offset) / 8) throw fail("damaged index (bad section)");
-        view.words = {reinterpret_cast<uint64_t const*>(bytes + offset), n_words};
-        offset += 8 * n_words;
-        sections_.push_back(std::move(view));
+        header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
+        size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
+        size_t const end = size_ - trailer_bytes;
+        auto read_word = [&](size_t at) {
+            if (at + 8 > end) throw fail("damaged index (section runs past the end)");
+            uint64_t w;
+            std::memcpy(&w, bytes + at, 8);
+            return w;
+        };
+        for (uint64_t s = 0; s < section_count; ++s) {
+            if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
+            uint64_t const n_params = read_word(offset + 8);
+            offset += 16;
+            if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
+            index_section_view view;
+            for (uint64_t i = 0; i < n_params; ++i)
+                view.params.push_back(read_word(offset + 8 * i));
+            offset += 8 * n_params;
+            uint64_t const n_words = read_word(offset);
+            offset += 8;
+            offset = (offset + words_alignment - 1) / words_alignment * words_alignment;
+            if (offset > end || n_words > (end - offset) / 8)
+                throw fail("damaged index (bad section)");
+            view.words = {reinterpret_cast<uint64_t const*>(bytes + offset), n_words};
+            offset += 8 * n_words;
+            sections_.push_back(std::move(view));
+        }
+        if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
+    } catch (...) {
+        if (map_) ::munmap(map_, size_);
+        map_ = nullptr;
+        throw;
     }
-    if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
 }
 
 index_file::index_file(index_file&& other) noexcept

@@ -17,6 +17,7 @@
 #include "core/cuckoo/cuckoo_filter.hpp"
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
+#include "core/qf/expandable.hpp"
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
@@ -81,6 +82,20 @@ struct filter_state<qf::linear_probing> {
             check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
                             "linear probing filter");
         return qf::linear_probing::from_arrays(a);
+    }
+};
+
+// The expandable QF loads through its own from_arrays; each level's (q, r, total slots, size) is
+// checked against that level's saved words first (arrays[0] holds the stack's own parameters).
+template <>
+struct filter_state<qf::expandable_filter> {
+    static std::vector<filter_array> arrays(qf::expandable_filter const& f) { return f.arrays(); }
+    static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
+        for (size_t j = 1; j < a.size(); ++j)
+            if (a[j].params.size() == 4 && a[j].params[1] <= 61)
+                check_slots_fit(a[j].params[2], a[j].params[1] + 3, a[j].words.size(),
+                                "expandable filter level");
+        return qf::expandable_filter::from_arrays(a);
     }
 };
 

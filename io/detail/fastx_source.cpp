@@ -119,11 +119,13 @@ class fastx_source final : public record_source {
         char* const start = batch.append_uninitialized(name.size(), comment.size(), sequence.size(),
                                                        quality.size());
         char* out = start;
-        std::memcpy(out, name.data(), name.size());
+        // Every field may be empty, and kseq leaves an empty field's buffer null (a FASTA header
+        // "> " has no name): memcpy from null is undefined even for 0 bytes (found by fuzzing).
+        if (!name.empty()) std::memcpy(out, name.data(), name.size());
         out += name.size();
         if (!comment.empty()) std::memcpy(out, comment.data(), comment.size());
         out += comment.size();
-        std::memcpy(out, sequence.data(), sequence.size());
+        if (!sequence.empty()) std::memcpy(out, sequence.data(), sequence.size());
         out += sequence.size();
         if (!quality.empty()) std::memcpy(out, quality.data(), quality.size());
         // One memchr over the record's bytes, which the batch holds contiguously.

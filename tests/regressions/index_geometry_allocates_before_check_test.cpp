@@ -1,0 +1,122 @@
+// Regression (found by fuzz/index_damage_fuzz, with resealed edits): a filter's geometry read from
+// an index file (slot count, quotient bits, Bloom bits, cuckoo buckets) was used to allocate and
+// zero the filter's table before anything compared it with the saved words. One damaged parameter
+// in a file with a valid checksum (damaged before it was sealed, or made on purpose) made the
+// loader ask for petabytes: std::bad_alloc (exit 1, "unexpected failure") instead of index_error,
+// or, for sizes the kernel grants, zeroing until the machine runs out of memory. A cuckoo bucket
+// count that is not a power of two came out as usage_error (exit 2, "bad command line").
+// Every such file must be refused as a damaged index, before any allocation.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/filters/persistence.hpp"
+#include "core/bloom/blocked_bloom_filter.hpp"
+#include "core/bloom/bloom_filter.hpp"
+#include "core/cuckoo/cuckoo_filter.hpp"
+#include "core/error.hpp"
+#include "core/qf/expandable.hpp"
+#include "core/qf/externally_locked.hpp"
+#include "core/qf/linear_probing.hpp"
+#include "core/qf/locally_locked.hpp"
+#include "io/index_file.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using qmer::filter_array;
+
+class index_geometry_allocates_before_check : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string templ = (fs::temp_directory_path() / "qmer-regression-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+        dir_ = templ;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    // Saves filter's arrays with params[which] replaced by value, sealed with a valid checksum,
+    // and loads the file as filter type F.
+    template <typename F>
+    void expect_refused(F const& filter, size_t which, uint64_t value) {
+        auto arrays = qmer::app::filter_state<F>::arrays(filter);
+        ASSERT_EQ(arrays.size(), 1u);
+        ASSERT_LT(which, arrays[0].params.size());
+        arrays[0].params[which] = value;
+        std::string const path = (dir_ / "crafted.qmer").string();
+        {
+            qmer::io::index_header header;
+            header.filter = "crafted";
+            qmer::io::index_writer writer(path, header);
+            writer.add_section(arrays[0].params, arrays[0].words);
+            writer.commit();
+        }
+        qmer::io::index_file const index(path);  // the checksum is valid: this loads
+        try {
+            auto loaded = qmer::app::load_filter<F>(index);
+            ADD_FAILURE() << "parameter " << which << " = " << value << " was accepted";
+        } catch (qmer::index_error const& e) {
+            EXPECT_NE(std::string(e.what()).find("damaged index"), std::string::npos) << e.what();
+        }
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(index_geometry_allocates_before_check, locally_locked_slot_count) {
+    qmer::qf::locally_locked_filter const f(6, 8);
+    expect_refused(f, 2, uint64_t{1} << 60);  // total slots
+    expect_refused(f, 2, uint64_t{1} << 20);  // still far more than the saved words hold
+}
+
+TEST_F(index_geometry_allocates_before_check, externally_locked_quotient_bits) {
+    qmer::qf::externally_locked const f(6, 8);
+    expect_refused(f, 0, 48);  // 2^48 slots
+    expect_refused(f, 0, 30);
+}
+
+TEST_F(index_geometry_allocates_before_check, linear_probing_quotient_bits) {
+    qmer::qf::linear_probing const f(6, 8);
+    expect_refused(f, 0, 40);
+    expect_refused(f, 0, 30);
+}
+
+TEST_F(index_geometry_allocates_before_check, bloom_bits) {
+    qmer::bloom_filter const f(100, 0.01);
+    expect_refused(f, 0, uint64_t{1} << 62);
+}
+
+TEST_F(index_geometry_allocates_before_check, blocked_bloom_blocks) {
+    qmer::blocked_bloom_filter const f(100, 0.01);
+    expect_refused(f, 0, uint64_t{1} << 55);
+}
+
+TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
+    qmer::qf::expandable_filter f(1000, 0.01, false);
+    for (uint64_t h = 1; h <= 100; ++h) f.insert(h * 0x9e3779b97f4a7c15ULL);
+    auto arrays = qmer::app::filter_state<qmer::qf::expandable_filter>::arrays(f);
+    ASSERT_GE(arrays.size(), 2u);
+    ASSERT_EQ(arrays[1].params.size(), 4u);
+    arrays[1].params[2] = uint64_t{1} << 60;  // the first level's total slots
+    std::string const path = (dir_ / "crafted.qmer").string();
+    {
+        qmer::io::index_writer writer(path, qmer::io::index_header{});
+        for (auto const& a : arrays) writer.add_section(a.params, a.words);
+        writer.commit();
+    }
+    qmer::io::index_file const index(path);
+    EXPECT_THROW(qmer::app::load_filter<qmer::qf::expandable_filter>(index), qmer::index_error);
+}
+
+TEST_F(index_geometry_allocates_before_check, cuckoo_buckets) {
+    qmer::cuckoo_filter const f(100);
+    expect_refused(f, 0, uint64_t{1} << 50);
+    expect_refused(f, 0, 3);  // not a power of two: was usage_error
+}
+
+}  // namespace
