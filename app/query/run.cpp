@@ -113,7 +113,10 @@ void query_with(query_options const& o, io::index_file const& index, unsigned th
 
     index_description const described{index.path(), header.k,        header.filter,
                                       header.fpr,   header.elements, header.hash_seed};
-    read_source source(o, {.decompression_threads = threads > 1 ? threads : 0});
+    // 1 MB of sequence per batch (~7,000 reads of 150 bp): per-batch costs stay negligible, and
+    // the 2t + 1 batches in flight (with their output text) keep peak memory small.
+    read_source source(
+        o, {.decompression_threads = threads > 1 ? threads : 0, .batch_bytes = size_t{1} << 20});
     bool const two_files = o.reads.size() == 2;
     bool const paired = source.paired();
 
