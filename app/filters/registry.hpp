@@ -108,18 +108,30 @@ inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double max_fill)
     return {q, r};
 }
 
-// The locally locked QF at a fixed size: --expected (or the k-mer positions counted in a first
-// pass) at <= 90% fill. It answers `full` rather than grow.
-template <>
-struct filter_codec<filter_kind::locally_locked> : codec_base<qf::locally_locked_filter> {
+// A fixed-size QF with status bits: --expected (or the k-mer positions counted in a first pass)
+// at <= 90% fill. It answers `full` rather than grow.
+template <typename F>
+struct fixed_qf_codec : codec_base<F> {
     static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
-        auto const g = plan_quotient_filter(expected, fpr, 0.9);
-        return std::make_unique<filter_type>(g.q, g.r);
+    static std::unique_ptr<F> create(filter_plan const& plan) {
+        auto const g = plan_quotient_filter(plan.expected, plan.fpr, 0.9);
+        return std::make_unique<F>(g.q, g.r);
     }
 };
+
+// Bloom filters sized from (n, p) with the optimal number of probes. They never fill up, but
+// past n their FPR rises above --fpr.
+template <typename F>
+struct bloom_codec : codec_base<F> {
+    static constexpr bool grows = false;
+    static std::unique_ptr<F> create(filter_plan const& plan) {
+        return std::make_unique<F>(std::max<uint64_t>(plan.expected, 1), plan.fpr);
+    }
+};
+
+// The locally locked QF (seed 001, 3.2) at a fixed size.
+template <>
+struct filter_codec<filter_kind::locally_locked> : fixed_qf_codec<qf::locally_locked_filter> {};
 
 // The locally locked QF with bounded growing (seed 001, "Growing concurrently"): starts sized for
 // --expected (or 2^16 slots) and doubles at 90% fill, giving one remainder bit per doubling. The
@@ -129,9 +141,7 @@ template <>
 struct filter_codec<filter_kind::bounded_growing> : codec_base<qf::locally_locked_filter> {
     static constexpr bool grows = true;
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
-        auto g = plan_quotient_filter(expected ? expected : 1 << 16, fpr, 0.9);
+        auto g = plan_quotient_filter(plan.expected ? plan.expected : 1 << 16, plan.fpr, 0.9);
         // Leave remainder bits to give up: each doubling costs one.
         g.r = std::min(64u - g.q, g.r + 8);
         return std::make_unique<filter_type>(g.q, g.r, qf::growing_policy{true, 0.9});
@@ -145,49 +155,24 @@ struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing
     static constexpr bool grows = false;
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
         uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
         unsigned const q =
             std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(expected, 1)) / 0.9));
         double const fill = static_cast<double>(expected) / std::ldexp(1.0, static_cast<int>(q));
         unsigned r = 1;
-        while (r + 3 + q < 64 && filter_type::corollary1_fpr(r, fill) > fpr) ++r;
+        while (r + 3 + q < 64 && filter_type::corollary1_fpr(r, fill) > plan.fpr) ++r;
         return std::make_unique<filter_type>(q, r);
     }
 };
 
-// The paper's baseline: the sequential 3-bit layout behind one mutex per 4096 slots, sized as the
-// locally locked filter.
+// The paper's baseline: the sequential 3-bit layout behind one mutex per 4096 slots.
 template <>
-struct filter_codec<filter_kind::external_locks> : codec_base<qf::externally_locked> {
-    static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
-        auto const g = plan_quotient_filter(expected, fpr, 0.9);
-        return std::make_unique<filter_type>(g.q, g.r);
-    }
-};
+struct filter_codec<filter_kind::external_locks> : fixed_qf_codec<qf::externally_locked> {};
 
-// Lock-free Bloom filters sized from (n, p) with the optimal number of probes. They never fill
-// up, but past n their FPR rises above --fpr.
+// The lock-free Bloom filter over an atomic bit set, and its cache-blocked variant.
 template <>
-struct filter_codec<filter_kind::bloom> : codec_base<bloom_filter> {
-    static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
-        return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
-    }
-};
+struct filter_codec<filter_kind::bloom> : bloom_codec<bloom_filter> {};
 template <>
-struct filter_codec<filter_kind::blocked_bloom> : codec_base<blocked_bloom_filter> {
-    static constexpr bool grows = false;
-    static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        uint64_t const expected = plan.expected;
-        double const fpr = plan.fpr;
-        return std::make_unique<filter_type>(std::max<uint64_t>(expected, 1), fpr);
-    }
-};
+struct filter_codec<filter_kind::blocked_bloom> : bloom_codec<blocked_bloom_filter> {};
 
 // The lock-free cuckoo filter: 12-bit fingerprints in buckets of 4, so its FPR is fixed by the
 // fingerprint width (~0.2% at 95% load, 8 / 2^12): a smaller --fpr cannot be honoured.

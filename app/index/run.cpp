@@ -226,8 +226,9 @@ void run_index(index_options const& o) {
     filter_kind const kind = parse_filter_kind(o.filter);
     (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
     if (o.append && !filter_kind_can_append(kind))
-        throw usage_error("--append needs an index whose filter grows (expandable, bounded-growing), not " +
-                          o.filter);
+        throw usage_error(
+            "--append needs an index whose filter grows (expandable, bounded-growing), not " +
+            o.filter);
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);
