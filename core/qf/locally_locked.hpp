@@ -123,6 +123,9 @@ struct table {
     scan::layout lanes;  // lane masks and division-free group arithmetic for `slots`
     // Removes in flight on this table; a migration waits for zero before locking (see remove()).
     std::atomic<size_t> removers{0};
+    // Removes that opened a hole, counted after the hole is written and before their write lock is
+    // released. A write-lock scan that sees it change retries (acquire_write_lock()).
+    std::atomic<uint64_t> holes_opened{0};
 
     // One slot, one acquire load of its group.
     uint64_t get(size_t i) const noexcept {
@@ -384,9 +387,30 @@ class locally_locked_filter {
     // lock met on the way belongs to another writer of this supercluster: wait for it, then start
     // over from q (a remove may have opened a hole behind the scan). An empty q means the trivial
     // insert is possible again: retry.
+    //
+    // Invariant the lock must give (everything under it relies on it): when we hold w, [q, w) holds
+    // no hole, so w ends q's supercluster and no other writer holds a write lock between our
+    // cluster start and w. The scan alone does not ensure it, because it reads one group at a time:
+    //   1. the scan loads the group of slot x (an element) and moves on;
+    //   2. a remove R whose cluster holds x rebuilds it, x becomes the hole, R releases its write
+    //      lock w0 (> x) to empty;
+    //   3. the scan reaches w0, finds it empty and locks it.
+    // We now hold w0 with a hole at x inside [q, w0). Another writer can lock x, and its region
+    // [its cluster start, x] overlaps ours: an insert shifting through our cluster with a stale
+    // copy of it, or our own shift moving the hole (a phantom element) - the lost removes, false
+    // negatives and survivors the stress test saw. Removes therefore count holes_opened after
+    // writing their hole and before releasing their write lock (release), and we compare the count
+    // read before the scan (acquire) with the count after our lock CAS: in the interleaving above
+    // the CAS (or the load that found w0 refilled: every group write is an RMW, so it continues
+    // R's release sequence) synchronises with R's release, so the second read sees R's increment
+    // and we let go of w0 and retry. If the first read already saw the increment, R's hole
+    // happened-before every later load of the scan, which then stops at it. Inserts never open
+    // holes, and removes are rare (qmer's index and query never call them), so the retries cost
+    // nothing in the tool.
     static lock_result acquire_write_lock(ll::table& t, uint64_t q, size_t& w) {
         auto& s = t.slots;
         auto const& l = t.lanes;
+        uint64_t const holes_before = t.holes_opened.load(std::memory_order_acquire);
         for (size_t i = q;;) {
             // The first empty or write-locked slot at or right of i, one group load at a time: the
             // slots passed over hold elements or read locks, which the scan steps over anyway.
@@ -404,6 +428,11 @@ class locally_locked_filter {
             if (i == q) return lock_result::retry;
             if (s.cas_group(g, gv,
                             grouped_slots::with_slot(gv, k, l.slot_bits(), status::write_lock))) {
+                // acquire: ordered after the CAS (see above for why that suffices).
+                if (t.holes_opened.load(std::memory_order_acquire) != holes_before) {
+                    release_write_lock(t, i);
+                    return lock_result::retry;
+                }
                 w = i;
                 return lock_result::locked;
             }
@@ -792,6 +821,10 @@ class locally_locked_filter {
             write_range(t, c, out, c);
         }
         for (size_t i = 0; i < starts.size(); ++i) release_read_lock(t, starts[i], finals[i]);
+        // The hole is written (c's release above included): count it before the write lock goes,
+        // so a write-lock scan that passed the hole and then finds w unlocked retries (see
+        // acquire_write_lock()). release: the hole's writes happen-before a reader of the count.
+        t.holes_opened.fetch_add(1, std::memory_order_release);
         release_write_lock(t, w);
         return true;
     }
