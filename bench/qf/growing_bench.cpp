@@ -9,6 +9,8 @@
 //                       fingerprint keeps q + r bits: the FPR grows linearly with n)
 //   expandable          core/qf/expandable.hpp, FPR bound p (1e-4, as the paper code's run in
 //                       ANCHORS.md), levels starting at C slots, no cascading inserts
+//   expandable_locked_lower  the same with lock_free_sealed_levels off: lower levels are queried
+//                       through the locked path (read-lock CASes), as before sealed levels existed
 //   expandable_cascading  the same with cascading inserts and early rejection of queries
 //   presized            locally locked QF with room for all 64 C keys from the start: 128 C
 //                       slots (the next power of two under 90% fill), r = 13; the baseline,
@@ -23,7 +25,9 @@
 // uniformly random: what XXH3 of k-mers looks like to a filter).
 //
 // Output (--out DIR, default bench/qf/results): growing.csv (one row per variant, threads,
-// segment) and growing_summary.csv (one row per variant and thread count). Plot with
+// segment), growing_summary.csv (one row per variant and thread count) and growing_release.csv
+// (memory of each filter at the end, before and after release_retired_tables(), and the query
+// rates after it). Plot with
 // /usr/bin/python3 bench/qf/plot_growing.py. Usage:
 //   qf_growing_bench [--quick] [--out DIR] [--threads 1,2] [--fpr P] [--log-initial B]
 
@@ -102,6 +106,7 @@ struct subject {
     std::function<size_t(size_t, size_t, uint64_t)> query_present;  // n keys < e, seed: hits
     std::function<size_t(size_t, size_t)> query_absent;             // absent [b, e): positives
     std::function<state()> stats;
+    std::function<size_t()> release_retired;  // quiescent: frees tables left by growing
 };
 
 template <typename F>
@@ -132,6 +137,7 @@ void bind_operations(subject& s, std::shared_ptr<F> f) {
         for (size_t i = b; i < e; ++i) n += f->contains(absent_key(i));
         return n;
     };
+    s.release_retired = [f] { return f->release_retired_tables(); };
 }
 
 subject locally_locked_subject(std::string name, unsigned q, unsigned r, bool grow) {
@@ -152,10 +158,16 @@ subject locally_locked_subject(std::string name, unsigned q, unsigned r, bool gr
     return s;
 }
 
-subject expandable_subject(std::string name, size_t initial, double fpr, bool cascading) {
+subject expandable_subject(std::string name, size_t initial, double fpr, bool cascading,
+                           bool lock_free_sealed = true) {
     // expected = ceil(3.6 C): level 0's final size is 8 C, so it starts with C slots.
     auto const expected = static_cast<uint64_t>(std::ceil(4 * 0.9 * static_cast<double>(initial)));
-    auto f = std::make_shared<qmer::qf::expandable_filter>(expected, fpr, cascading);
+    qmer::qf::expandable_options o;
+    o.expected_elements = expected;
+    o.max_false_positive_rate = fpr;
+    o.cascading = cascading;
+    o.lock_free_sealed_levels = lock_free_sealed;
+    auto f = std::make_shared<qmer::qf::expandable_filter>(o);
     if (f->capacity() != initial) {
         std::cerr << "growing_bench: expandable starts with " << f->capacity() << " slots\n";
         std::exit(1);
@@ -194,7 +206,7 @@ struct totals {
 };
 
 void experiment(unsigned threads, unsigned log_initial, double fpr, size_t queries,
-                std::ostream& csv, std::ostream& summary) {
+                std::ostream& csv, std::ostream& summary, std::ostream& release) {
     size_t const initial = size_t{1} << log_initial;
     size_t const n = 64 * initial;
     unsigned const segments = 16;
@@ -203,6 +215,7 @@ void experiment(unsigned threads, unsigned log_initial, double fpr, size_t queri
     subjects.push_back(locally_locked_subject("presized", log_initial + 7, 13, false));
     subjects.push_back(locally_locked_subject("bounded_growing", log_initial, 13, true));
     subjects.push_back(expandable_subject("expandable", initial, fpr, false));
+    subjects.push_back(expandable_subject("expandable_locked_lower", initial, fpr, false, false));
     subjects.push_back(expandable_subject("expandable_cascading", initial, fpr, true));
     size_t const k = subjects.size();
     std::vector<totals> sum(k);
@@ -276,6 +289,34 @@ void experiment(unsigned threads, unsigned log_initial, double fpr, size_t queri
                 << 8.0 * double(st.live) / double(st.size) << ','
                 << 8.0 * double(st.memory) / double(st.size) << ',' << st.memory << '\n';
     }
+    // The end of a build (what `qmer index` does before writing the index): free the tables left
+    // behind by bounded growing, then query again, the filters taking turns as above.
+    std::vector<size_t> before(k), after(k);
+    std::vector<double> hit_after(k), miss_after(k);
+    for (size_t i = 0; i < k; ++i) {
+        before[i] = subjects[i].stats().memory;
+        subjects[i].release_retired();
+        after[i] = subjects[i].stats().memory;
+    }
+    for (size_t i = 0; i < k; ++i) {
+        hit_after[i] =
+            mops(queries, run_parallel(threads, queries, [&](unsigned t, size_t x, size_t y) {
+                     subjects[i].query_present(y - x, n, (uint64_t{99} << 20) | t);
+                 }));
+        size_t const base = (size_t{99} << 32) + (size_t{threads} << 28);
+        miss_after[i] =
+            mops(queries, run_parallel(threads, queries, [&](unsigned, size_t x, size_t y) {
+                     subjects[i].query_absent(base + x, base + y);
+                 }));
+    }
+    for (size_t i = 0; i < k; ++i) {
+        state const st = subjects[i].stats();
+        release << subjects[i].name << ',' << threads << ',' << n << ',' << before[i] << ','
+                << after[i] << ',' << 8.0 * double(before[i]) / double(st.size) << ','
+                << 8.0 * double(after[i]) / double(st.size) << ',' << hit_after[i] << ','
+                << hit_after[i] / hit_after[0] << ',' << miss_after[i] << ','
+                << miss_after[i] / miss_after[0] << '\n';
+    }
 }
 
 }  // namespace
@@ -318,7 +359,12 @@ int main(int argc, char** argv) {
          << " slots, 64x growth in 16 segments, p = " << fpr << ", " << queries << " successful + "
          << queries << " unsuccessful queries per segment\n";
     std::cerr << meta.str();
-    std::ofstream csv(out / "growing.csv"), summary(out / "growing_summary.csv");
+    std::ofstream csv(out / "growing.csv"), summary(out / "growing_summary.csv"),
+        release(out / "growing_release.csv");
+    release << meta.str()
+            << "filter,threads,keys,memory_bytes_before,memory_bytes_after,bits_per_key_before,"
+               "bits_per_key_after,query_hit_mops,hit_vs_presized,query_miss_mops,"
+               "miss_vs_presized\n";
     csv << meta.str()
         << "filter,threads,segment,keys,segment_insert_s,insert_mops,query_hit_mops,"
            "query_miss_mops,fpr_measured,fpr_formula,levels,slots,fill,live_bytes,memory_bytes,"
@@ -330,7 +376,8 @@ int main(int argc, char** argv) {
                "final_fpr_formula,levels,"
                "avg_fill,avg_bits_per_key_live,final_bits_per_key_live,final_bits_per_key_all,"
                "final_memory_bytes\n";
-    for (unsigned t : thread_counts) experiment(t, log_initial, fpr, queries, csv, summary);
+    for (unsigned t : thread_counts)
+        experiment(t, log_initial, fpr, queries, csv, summary, release);
     std::cerr << "wrote " << (out / "growing.csv") << " and growing_summary.csv\n";
     return 0;
 }

@@ -45,9 +45,26 @@
 // `full`: only when a new level would exceed 64-bit fingerprints or 2^40 slots (far beyond any
 // machine's memory); otherwise insert never answers full.
 //
+// Sealed levels (section 4 queries lower levels without locks): a level below the top takes no
+// new ordinary insert, but inserts that loaded the old level count may still be running on it. Each
+// ordinary insert announces itself in writers_[level] (seq_cst), then re-reads the level count
+// (seq_cst) and backs off to the new top if the level was pushed over; the pusher stores the count
+// (seq_cst) and then reads writers_. Dekker's pattern: an insert either sees the new count or is
+// seen by whoever checks writers_ after the push. A level j is sealed (sealed_[j], release) by a
+// thread that reads, in this order, a level count above j + 1 and writers_[j] == 0: the pusher
+// after its push, and every insert leaving level j. Reading the count first matters: an insert
+// that announces itself after that writers_ read comes later in the seq_cst order than the count
+// read, so it sees the new count and backs off without touching the level. The last real writer
+// to leave either is seen by the pusher's read, or leaves after it and then sees the new count
+// and seals. The writers_ read that saw 0 read the last writer's decrement (a release sequence of
+// RMWs), so every write to the level happens-before the seal, and a query that loads sealed_[j]
+// (acquire) reads the level with contains_final(): plain loads, no read-lock CAS. With cascading
+// inserts no level is sealed (try_insert_into_empty_canonical writes lower levels).
+//
 // Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
 // level's final table. live_memory_bytes() counts the current tables only.
+// release_retired_tables() frees them at a quiescent point (before writing the index).
 
 #include <algorithm>
 #include <array>
@@ -79,6 +96,10 @@ struct expandable_options {
     // 13-15% of the insert rate and 10-16% of successful queries, for the same memory and FPR
     // (bench/qf/GROWING.md).
     bool cascading = false;
+    // Query sealed lower levels without locks (locally_locked_filter::contains_final; see
+    // "Sealed levels" at the top). Ignored with cascading, whose inserts still write lower levels.
+    // A switch so the benchmark can compare both paths in one process.
+    bool lock_free_sealed_levels = true;
 };
 
 // One level, for `qmer info` and the tests.
@@ -133,10 +154,18 @@ class expandable_filter {
                         std::this_thread::yield();
                     }
                 }
-                if (lower.contains(h)) return insert_result::already_present;
+                if (level_contains(j, h)) return insert_result::already_present;
             }
             locally_locked_filter& top = *levels_[n - 1];
-            switch (top.insert(h)) {
+            // Announce, then check the level is still the top (see "Sealed levels" at the top).
+            writers_[n - 1].fetch_add(1, std::memory_order_seq_cst);
+            if (level_count_.load(std::memory_order_seq_cst) != n) {
+                leave(n - 1);
+                continue;  // pushed over: check the old top as a lower level, insert on the new
+            }
+            insert_result const result = top.insert(h);
+            leave(n - 1);
+            switch (result) {
                 case insert_result::inserted:
                     if (top.geometry().quotient_bits >= q0_ + n - 1 &&
                         static_cast<double>(top.size()) >=
@@ -165,7 +194,7 @@ class expandable_filter {
             return levels_[n - 1]->contains(h);
         }
         for (unsigned j = n; j-- > 0;)
-            if (levels_[j]->contains(h)) return true;
+            if (level_contains(j, h)) return true;
         return false;
     }
 
@@ -194,6 +223,21 @@ class expandable_filter {
         unsigned const n = level_count_.load(std::memory_order_acquire);
         for (unsigned j = 0; j < n; ++j) total += levels_[j]->memory_bytes();
         return total;
+    }
+    // Quiescent only (no insert or query in flight): frees every level's tables left behind by
+    // bounded growing (locally_locked_filter::release_retired_tables). Returns the bytes freed.
+    size_t release_retired_tables() {
+        size_t freed = 0;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) freed += levels_[j]->release_retired_tables();
+        return freed;
+    }
+    // Levels whose queries take the lock-free path now (sealed, see top).
+    unsigned sealed_levels() const noexcept {
+        unsigned count = 0;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) count += sealed_[j].load(std::memory_order_acquire);
+        return count;
     }
     size_t live_memory_bytes() const noexcept {
         size_t total = sizeof(*this);
@@ -315,6 +359,8 @@ class expandable_filter {
         }
         // Single-threaded here; release for form (nothing races with construction).
         f->level_count_.store(n, std::memory_order_release);
+        // No insert is in flight: every level below the top is final now.
+        for (unsigned j = 0; j + 1 < n; ++j) f->try_seal(j);
         return f;
     }
 
@@ -389,9 +435,34 @@ class expandable_filter {
         geometry const g = final_geometry(n);
         levels_[n] = std::make_unique<locally_locked_filter>(
             g.quotient_bits - level_growths, g.remainder_bits + level_growths, level_policy(n));
-        // release: the level is fully built before any thread can see the new count.
-        level_count_.store(n + 1, std::memory_order_release);
+        // seq_cst: the release that publishes the built level, and the store side of the
+        // writers_ handshake (see "Sealed levels" at the top).
+        level_count_.store(n + 1, std::memory_order_seq_cst);
+        if (n > 0) try_seal(n - 1);
         return true;
+    }
+
+    bool level_contains(unsigned j, uint64_t h) const noexcept {
+        // acquire: pairs with the release in try_seal(); every write to level j happened before.
+        return sealed_[j].load(std::memory_order_acquire) ? levels_[j]->contains_final(h)
+                                                          : levels_[j]->contains(h);
+    }
+
+    // An ordinary insert leaves level j: seal j if it is no longer the top and was the last one.
+    void leave(unsigned j) {
+        writers_[j].fetch_sub(1, std::memory_order_seq_cst);
+        try_seal(j);
+    }
+
+    // Seals level j when a level count above j + 1 and then no writer on j are seen, in that order
+    // (both seq_cst; why the order matters: see top). Idempotent; several threads may store true.
+    void try_seal(unsigned j) {
+        if (options_.cascading || !options_.lock_free_sealed_levels) return;
+        if (sealed_[j].load(std::memory_order_relaxed)) return;  // only a shortcut
+        if (level_count_.load(std::memory_order_seq_cst) <= j + 1) return;
+        if (writers_[j].load(std::memory_order_seq_cst) != 0) return;
+        // release: hands the level's final contents to queries that load true with acquire.
+        sealed_[j].store(true, std::memory_order_release);
     }
 
     expandable_options options_;
@@ -399,6 +470,9 @@ class expandable_filter {
     std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;
     std::atomic<unsigned> level_count_{0};
     std::mutex push_mutex_;
+    // Ordinary inserts in flight per level, and whether a level is sealed (see top).
+    std::array<std::atomic<unsigned>, max_levels> writers_{};
+    std::array<std::atomic<bool>, max_levels> sealed_{};
 };
 
 static_assert(amq_filter<expandable_filter>);

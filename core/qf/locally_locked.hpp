@@ -3,8 +3,9 @@
 // optional bounded growing ("Growing concurrently", end of section 3.2).
 //
 // Concurrency: insert, contains, remove, try_insert_into_empty_canonical, canonical_slot_empty and
-// prefetch are safe from any number of threads at once. for_each_fingerprint, groups() and
-// memory_bytes() read a quiescent filter (no operation in flight). After insert(h) returns, every
+// prefetch are safe from any number of threads at once. for_each_fingerprint, groups(),
+// memory_bytes() and release_retired_tables() need a quiescent filter (no operation in flight);
+// contains_final() needs a filter that no writer will touch again. After insert(h) returns, every
 // contains(h) that starts later in any thread returns true, including during and after migrations.
 //
 // Layout: the slots of core/qf/sequential.hpp (remainder << 3 | occupied, continuation, shifted),
@@ -46,7 +47,12 @@
 // superclusters into the new table (each block owns the superclusters starting in it, so the target
 // needs no locks). Queries never help: they keep reading the old table, which stays intact. Old
 // tables are kept until the filter is destroyed (they are at most as large as the current one
-// together), since a query may still be reading them; memory_bytes() counts them.
+// together), since a query may still be reading them, or until release_retired_tables() at a
+// quiescent point; memory_bytes() counts them.
+//
+// contains_final(h): a query without any lock or CAS, for a table nobody writes any more (the
+// caller establishes that; see its comment). remove() and the write-lock scan: see
+// acquire_write_lock() for the invariant that keeps a remove's hole from being locked twice.
 //
 // FPR (section 2): n stored fingerprints of q + r bits give 1 - (1 - 2^-(q+r))^n ~ n / 2^(q+r); it
 // grows linearly with n and does not change when the table grows.
@@ -200,6 +206,64 @@ class locally_locked_filter {
         return query(*current_.load(std::memory_order_acquire), h);
     }
 
+    // Lock-free query of a table whose contents are final (section 4 queries the lower levels of
+    // the expandable filter this way): the caller guarantees that no insert, remove or migration
+    // is in flight or will start, and that every write they made happens-before this call (for
+    // expandable_filter, its per-level sealed flag, stored with release after the level's last
+    // writer left and loaded with acquire). contains() calls that began before may still hold
+    // read locks (100 -> 010 -> 100 on a cluster start, the remainder unchanged); the ll::
+    // predicates and the scan helpers see a read lock as the cluster start it is, so the table
+    // reads the same. Plain group loads, no CAS: the sequential query, a group at a time.
+    bool contains_final(uint64_t h) const noexcept {
+        ll::table const& t = *current_.load(std::memory_order_acquire);
+        auto const& s = t.slots;
+        auto const& l = t.lanes;
+        uint64_t const q = t.g.quotient(h);
+        uint64_t const r = t.g.remainder(h);
+        size_t const gq = l.group_of(q);
+        uint64_t const gv = s.load_group(gq);
+        auto const iq = static_cast<unsigned>(q - l.first_slot(gq));
+        uint64_t const v = grouped_slots::slot_in(gv, iq, s.slot_bits());
+        if (!ll::occupied(v)) return false;
+        if (!ll::shifted(v) && ll::rem(v) == r) return true;  // cluster start or read lock
+        int const local = query_in_group(gv, iq, s.slots_per_group(), s.slot_bits(), r);
+        if (local >= 0) return local == 1;
+        // Block G without the lock: the nearest unshifted slot is q's cluster start (the table
+        // is final and consistent, so it is neither empty nor write locked).
+        uint64_t stop_group = 0;
+        size_t const c = scan::last_stop_at_or_before(s, l, q, stop_group);
+        if (c == scan::npos) return false;  // not in a consistent table
+        size_t p = c;
+        if (q != c) {
+            // Block H as in query_locked(): every slot in (c, q] is shifted here.
+            scan::span_summary const sum = scan::summarize(s, l, c, q);
+            p = sum.occupied > sum.run_starts
+                    ? scan::nth_run_start_after(s, l, q - 1, sum.occupied - sum.run_starts)
+                    : scan::nth_run_start_after(s, l, c, sum.occupied);
+        }
+        return p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
+    }
+
+    // Quiescent only (no operation in flight, and none that could still read an old table): frees
+    // the tables left behind by bounded growing, which are kept only because a query that loaded
+    // current_ before a migration may still read them. Returns the bytes freed.
+    size_t release_retired_tables() {
+        ll::table* const cur = current_.load(std::memory_order_acquire);
+        size_t freed = 0;
+        std::vector<std::unique_ptr<ll::table>> kept;
+        for (auto& t : tables_) {
+            if (t.get() == cur)
+                kept.push_back(std::move(t));
+            else
+                freed += t->slots.memory_bytes();
+        }
+        released_tables_ += tables_.size() - kept.size();
+        tables_ = std::move(kept);
+        // Finished migrations point at the freed tables; a running one cannot exist (quiescent).
+        if (migration_.load(std::memory_order_acquire) == nullptr) migrations_.clear();
+        return freed;
+    }
+
     // Removes h's fingerprint if stored (false otherwise). Takes the write lock, then the read lock
     // (section 3.2), and rebuilds the cluster with the fingerprint left out.
     bool remove(uint64_t h) {
@@ -273,7 +337,7 @@ class locally_locked_filter {
             std::log1p(-std::ldexp(1.0, -static_cast<int>(geometry().fingerprint_bits()))));
     }
     growing_policy const& policy() const noexcept { return policy_; }
-    size_t growths() const noexcept { return tables_.size() - 1; }
+    size_t growths() const noexcept { return tables_.size() - 1 + released_tables_; }
 
     // Quiescent only. The current table's raw words (index file).
     std::span<std::atomic<uint64_t> const> groups() const noexcept {
@@ -974,6 +1038,7 @@ class locally_locked_filter {
     std::atomic<size_t> size_{0};
     std::mutex grow_mutex_;
     std::vector<std::unique_ptr<ll::table>> tables_;  // every table ever used (see top)
+    size_t released_tables_ = 0;  // tables freed by release_retired_tables() (growths())
     std::vector<std::unique_ptr<ll::migration>> migrations_;
 };
 

@@ -359,6 +359,77 @@ void check_round_trip(bool cascading) {
     }
 }
 
+// Sealed levels (see the header): once the inserts have returned, every level below the top is
+// sealed in plain mode, none with cascading or with the switch off; the lock-free path answers
+// exactly what the locked one does, for present keys and a large sample of absent ones (false
+// positives included); a filter read back from its arrays seals its lower levels at once.
+TEST(expandable, sealed_lower_levels_answer_as_the_locked_path) {
+    size_t const initial = size_t{1} << 9;
+    uint64_t const expected = expected_for_initial_capacity(initial);
+    auto const keys = distinct_keys(64 * initial, 51);
+    auto const absent = distinct_keys(QMER_TEST_SANITIZED ? 50000 : 400000, 52);
+    expandable_options sealed_o{expected, 1.0 / 256};  // short fingerprints: some positives
+    expandable_options locked_o = sealed_o;
+    locked_o.lock_free_sealed_levels = false;
+    expandable_options cascading_o = sealed_o;
+    cascading_o.cascading = true;
+    expandable_filter sealed(sealed_o), locked(locked_o), cascading(cascading_o);
+    EXPECT_EQ(sealed.sealed_levels(), 0u);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        ASSERT_EQ(sealed.insert(keys[i]), locked.insert(keys[i])) << i;
+        cascading.insert(keys[i]);
+        // Sealing follows every push at once (single thread: no insert in flight).
+        ASSERT_EQ(sealed.sealed_levels(), sealed.levels() - 1) << i;
+    }
+    ASSERT_GE(sealed.levels(), 4u);
+    EXPECT_EQ(locked.sealed_levels(), 0u);
+    EXPECT_EQ(cascading.sealed_levels(), 0u);
+    expect_identical(sealed, locked);  // the switch changes no stored bit
+    for (uint64_t k : keys) ASSERT_TRUE(sealed.contains(k));
+    size_t differ = 0, positives = 0;
+    for (uint64_t k : absent) {
+        bool const s = sealed.contains(k);
+        differ += s != locked.contains(k);
+        positives += s;
+    }
+    EXPECT_EQ(differ, 0u);
+    EXPECT_GT(positives, 0u);
+    // Level by level too: a level's lock-free answer equals its locked answer.
+    for (unsigned j = 0; j < sealed.levels(); ++j)
+        for (size_t i = 0; i < absent.size(); i += 7)
+            ASSERT_EQ(sealed.level(j).contains_final(absent[i]),
+                      sealed.level(j).contains(absent[i]))
+                << "level " << j;
+    saved_filter const saved(sealed);
+    auto reloaded = saved.load();
+    EXPECT_EQ(reloaded->sealed_levels(), reloaded->levels() - 1);
+    for (uint64_t k : keys) ASSERT_TRUE(reloaded->contains(k));
+}
+
+// release_retired_tables(): memory falls to the live tables, answers do not change, and the
+// filter keeps growing afterwards.
+TEST(expandable, release_retired_tables_keeps_the_answers) {
+    size_t const initial = size_t{1} << 9;
+    auto const keys = distinct_keys(64 * initial, 53);
+    auto const absent = distinct_keys(100000, 54);
+    expandable_filter f(expected_for_initial_capacity(initial), 1.0 / 256);
+    size_t const half = keys.size() / 2;
+    for (size_t i = 0; i < half; ++i) f.insert(keys[i]);
+    std::vector<bool> before;
+    for (uint64_t k : absent) before.push_back(f.contains(k));
+    size_t const bytes = f.memory_bytes();
+    EXPECT_GT(bytes, f.live_memory_bytes());
+    size_t const freed = f.release_retired_tables();
+    EXPECT_EQ(f.memory_bytes(), bytes - freed);
+    // What is left: the live tables (each rounded up to 64 bytes) and each level's object.
+    EXPECT_LE(f.memory_bytes(),
+              f.live_memory_bytes() + f.levels() * (64 + sizeof(qf::locally_locked_filter)));
+    for (size_t i = 0; i < half; ++i) ASSERT_TRUE(f.contains(keys[i])) << i;
+    for (size_t i = 0; i < absent.size(); ++i) ASSERT_EQ(f.contains(absent[i]), before[i]) << i;
+    for (size_t i = half; i < keys.size(); ++i) ASSERT_NE(f.insert(keys[i]), insert_result::full);
+    for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+}
+
 TEST(expandable, written_read_back_and_appended_equals_a_single_run_plain) {
     check_round_trip(false);
 }

@@ -45,6 +45,31 @@ TEST(growing, every_migration_keeps_the_contents) {
     EXPECT_EQ(f.size(), oracle.size());
 }
 
+// release_retired_tables() frees exactly the tables left behind, keeps the contents and the
+// growth count, and the filter goes on growing afterwards.
+TEST(growing, release_retired_tables_frees_old_tables_only) {
+    locally_locked_filter f(8, 16, growing_policy{true, 0.9});
+    auto const keys = distinct_keys(size_t{1} << 14, 33);
+    size_t const half = keys.size() / 2;
+    for (size_t i = 0; i < half; ++i) ASSERT_NE(f.insert(keys[i]), insert_result::full);
+    size_t const growths = f.growths();
+    ASSERT_GE(growths, 5u);
+    auto const before = fingerprints_of(f);
+    size_t const bytes = f.memory_bytes();
+    size_t const live = f.groups().size() * sizeof(uint64_t);
+    size_t const freed = f.release_retired_tables();
+    EXPECT_GT(freed, 0u);
+    EXPECT_EQ(f.memory_bytes(), bytes - freed);
+    EXPECT_LE(f.memory_bytes(), sizeof(f) + live + 64);  // the live table (64-byte rounding)
+    EXPECT_EQ(f.growths(), growths);
+    EXPECT_EQ(fingerprints_of(f), before);
+    EXPECT_EQ(f.release_retired_tables(), 0u);  // nothing left to free
+    for (size_t i = 0; i < half; ++i) ASSERT_TRUE(f.contains(keys[i])) << i;
+    for (size_t i = half; i < keys.size(); ++i) ASSERT_NE(f.insert(keys[i]), insert_result::full);
+    EXPECT_EQ(f.growths(), 7u);
+    for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+}
+
 TEST(growing, out_of_remainder_bits_answers_full) {
     locally_locked_filter f(10, 2, growing_policy{true, 0.9});
     size_t i = 0;

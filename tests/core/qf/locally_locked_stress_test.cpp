@@ -92,6 +92,36 @@ TEST(locally_locked_remove, removers_inserters_and_queriers_together) {
         remove_under_load(10, 12, 1000 + 100 * round);
 }
 
+// contains_final() on a table nobody writes any more, while other threads query it with
+// contains(), whose locked path read-locks cluster starts (100 -> 010 -> 100): the lock-free reads
+// see through those locks and answer exactly as the sequential reference does.
+TEST(locally_locked_final, lock_free_queries_beside_read_locking_queries) {
+    unsigned const q = QMER_TEST_SANITIZED ? 12 : 15, r = 6;  // short remainders: positives
+    locally_locked_filter f(q, r);
+    qf::sequential_filter ref(q, r);
+    auto const keys = distinct_keys(f.capacity() * 93 / 100, 61);  // long clusters
+    for (uint64_t k : keys) {
+        f.insert(k);
+        ref.insert(k);
+    }
+    auto const probes = distinct_keys(QMER_TEST_SANITIZED ? 20000 : 200000, 62);
+    std::atomic<size_t> wrong{0};
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < 6; ++i)
+        threads.emplace_back([&, i] {
+            bool const final_path = i % 2 == 0;
+            for (size_t j = i; j < probes.size(); j += 3) {
+                uint64_t const h = probes[j];
+                bool const got = final_path ? f.contains_final(h) : f.contains(h);
+                if (got != ref.contains(h)) wrong.fetch_add(1);
+                uint64_t const k = keys[j % keys.size()];
+                if (!(final_path ? f.contains_final(k) : f.contains(k))) wrong.fetch_add(1);
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(wrong.load(), 0u);
+}
+
 TEST(locally_locked_remove, larger_table) {
     remove_under_load(QMER_TEST_SANITIZED ? 13 : 16, 10, 7);
 }
