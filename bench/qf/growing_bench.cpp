@@ -26,8 +26,8 @@
 //
 // Output (--out DIR, default bench/qf/results): growing.csv (one row per variant, threads,
 // segment), growing_summary.csv (one row per variant and thread count) and growing_release.csv
-// (memory of each filter at the end, before and after release_retired_tables(), and the query
-// rates after it). Plot with
+// (memory of each filter at the end, before and after release_retired_tables(), the query rates
+// after it, and after freeze() of the expandable filters). Plot with
 // /usr/bin/python3 bench/qf/plot_growing.py. Usage:
 //   qf_growing_bench [--quick] [--out DIR] [--threads 1,2] [--fpr P] [--log-initial B]
 
@@ -107,6 +107,7 @@ struct subject {
     std::function<size_t(size_t, size_t)> query_absent;             // absent [b, e): positives
     std::function<state()> stats;
     std::function<size_t()> release_retired;  // quiescent: frees tables left by growing
+    std::function<void()> freeze;             // expandable only: query-only from now on
 };
 
 template <typename F>
@@ -138,6 +139,7 @@ void bind_operations(subject& s, std::shared_ptr<F> f) {
         return n;
     };
     s.release_retired = [f] { return f->release_retired_tables(); };
+    s.freeze = [] {};
 }
 
 subject locally_locked_subject(std::string name, unsigned q, unsigned r, bool grow) {
@@ -175,6 +177,7 @@ subject expandable_subject(std::string name, size_t initial, double fpr, bool ca
     subject s;
     s.name = std::move(name);
     bind_operations(s, f);
+    s.freeze = [f] { f->freeze(); };
     s.stats = [f] {
         state st;
         st.levels = f->levels();
@@ -290,32 +293,42 @@ void experiment(unsigned threads, unsigned log_initial, double fpr, size_t queri
                 << 8.0 * double(st.memory) / double(st.size) << ',' << st.memory << '\n';
     }
     // The end of a build (what `qmer index` does before writing the index): free the tables left
-    // behind by bounded growing, then query again, the filters taking turns as above.
+    // behind by bounded growing, then query again, the filters taking turns as above. Then
+    // freeze() the expandable filters (what `qmer query` can do after loading the index: every
+    // level, the top too, is read without locks) and query once more.
     std::vector<size_t> before(k), after(k);
-    std::vector<double> hit_after(k), miss_after(k);
+    std::vector<double> hit_after(k), miss_after(k), hit_frozen(k), miss_frozen(k);
     for (size_t i = 0; i < k; ++i) {
         before[i] = subjects[i].stats().memory;
         subjects[i].release_retired();
         after[i] = subjects[i].stats().memory;
     }
-    for (size_t i = 0; i < k; ++i) {
-        hit_after[i] =
-            mops(queries, run_parallel(threads, queries, [&](unsigned t, size_t x, size_t y) {
-                     subjects[i].query_present(y - x, n, (uint64_t{99} << 20) | t);
-                 }));
-        size_t const base = (size_t{99} << 32) + (size_t{threads} << 28);
-        miss_after[i] =
-            mops(queries, run_parallel(threads, queries, [&](unsigned, size_t x, size_t y) {
-                     subjects[i].query_absent(base + x, base + y);
-                 }));
-    }
+    auto query_round = [&](std::vector<double>& hit, std::vector<double>& miss, uint64_t salt) {
+        for (size_t j = 0; j < k; ++j) {
+            size_t const i = (j + salt) % k;
+            hit[i] =
+                mops(queries, run_parallel(threads, queries, [&](unsigned t, size_t x, size_t y) {
+                         subjects[i].query_present(y - x, n, (salt << 20) | t);
+                     }));
+            size_t const base = (size_t{salt} << 32) + (size_t{threads} << 28);
+            miss[i] =
+                mops(queries, run_parallel(threads, queries, [&](unsigned, size_t x, size_t y) {
+                         subjects[i].query_absent(base + x, base + y);
+                     }));
+        }
+    };
+    query_round(hit_after, miss_after, 99);
+    for (auto& sub : subjects) sub.freeze();
+    query_round(hit_frozen, miss_frozen, 100);
     for (size_t i = 0; i < k; ++i) {
         state const st = subjects[i].stats();
         release << subjects[i].name << ',' << threads << ',' << n << ',' << before[i] << ','
                 << after[i] << ',' << 8.0 * double(before[i]) / double(st.size) << ','
                 << 8.0 * double(after[i]) / double(st.size) << ',' << hit_after[i] << ','
                 << hit_after[i] / hit_after[0] << ',' << miss_after[i] << ','
-                << miss_after[i] / miss_after[0] << '\n';
+                << miss_after[i] / miss_after[0] << ',' << hit_frozen[i] << ','
+                << hit_frozen[i] / hit_frozen[0] << ',' << miss_frozen[i] << ','
+                << miss_frozen[i] / miss_frozen[0] << '\n';
     }
 }
 
@@ -364,7 +377,8 @@ int main(int argc, char** argv) {
     release << meta.str()
             << "filter,threads,keys,memory_bytes_before,memory_bytes_after,bits_per_key_before,"
                "bits_per_key_after,query_hit_mops,hit_vs_presized,query_miss_mops,"
-               "miss_vs_presized\n";
+               "miss_vs_presized,frozen_hit_mops,frozen_hit_vs_presized,frozen_miss_mops,"
+               "frozen_miss_vs_presized\n";
     csv << meta.str()
         << "filter,threads,segment,keys,segment_insert_s,insert_mops,query_hit_mops,"
            "query_miss_mops,fpr_measured,fpr_formula,levels,slots,fill,live_bytes,memory_bytes,"

@@ -39,8 +39,8 @@
 // Concurrency: insert, contains and prefetch are safe from any number of threads at once. After
 // insert(h) returns, every contains(h) that starts later returns true: the level count is
 // published with release after the level it counts is built, and loaded with acquire by every
-// operation, so a later query sees at least the levels the insert saw. arrays(), level_stats()
-// and memory_bytes() read a quiescent filter.
+// operation, so a later query sees at least the levels the insert saw. arrays(), level_stats(),
+// memory_bytes(), release_retired_tables() and freeze() need a quiescent filter.
 //
 // `full`: only when a new level would exceed 64-bit fingerprints or 2^40 slots (far beyond any
 // machine's memory); otherwise insert never answers full.
@@ -59,7 +59,8 @@
 // and seals. The writers_ read that saw 0 read the last writer's decrement (a release sequence of
 // RMWs), so every write to the level happens-before the seal, and a query that loads sealed_[j]
 // (acquire) reads the level with contains_final(): plain loads, no read-lock CAS. With cascading
-// inserts no level is sealed (try_insert_into_empty_canonical writes lower levels).
+// inserts no level is sealed (try_insert_into_empty_canonical writes lower levels). freeze() seals
+// every level, the top included, in both modes, for a filter that only answers queries.
 //
 // Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
@@ -137,6 +138,9 @@ class expandable_filter {
     expandable_filter& operator=(expandable_filter const&) = delete;
 
     insert_result insert(uint64_t h) {
+        if (frozen_)
+            throw std::logic_error(
+                "expandable filter: insert after freeze() (a query-only filter)");
         for (;;) {
             // acquire: pairs with the release store in push_level(); levels_[0..n) are built.
             unsigned const n = level_count_.load(std::memory_order_acquire);
@@ -189,9 +193,9 @@ class expandable_filter {
             for (unsigned j = 0; j + 1 < n; ++j) {
                 locally_locked_filter const& lower = *levels_[j];
                 if (lower.canonical_slot_empty(h)) return false;  // early rejection (see top)
-                if (lower.contains(h)) return true;
+                if (level_contains(j, h)) return true;            // sealed only after freeze()
             }
-            return levels_[n - 1]->contains(h);
+            return level_contains(n - 1, h);
         }
         for (unsigned j = n; j-- > 0;)
             if (level_contains(j, h)) return true;
@@ -232,6 +236,18 @@ class expandable_filter {
         for (unsigned j = 0; j < n; ++j) freed += levels_[j]->release_retired_tables();
         return freed;
     }
+    // Quiescent only, for a filter that answers queries only from now on (qmer query, after
+    // loading the index): seals every level, the top included and in both modes, so no query
+    // takes a read lock. insert() afterwards throws std::logic_error: it would write a level that
+    // lock-free queries read. The threads that query afterwards must be started (or handed the
+    // filter) after this call, which orders it before them.
+    void freeze() {
+        frozen_ = true;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j) sealed_[j].store(true, std::memory_order_release);
+    }
+    bool frozen() const noexcept { return frozen_; }
+
     // Levels whose queries take the lock-free path now (sealed, see top).
     unsigned sealed_levels() const noexcept {
         unsigned count = 0;
@@ -473,6 +489,7 @@ class expandable_filter {
     // Ordinary inserts in flight per level, and whether a level is sealed (see top).
     std::array<std::atomic<unsigned>, max_levels> writers_{};
     std::array<std::atomic<bool>, max_levels> sealed_{};
+    bool frozen_ = false;  // set by freeze() at a quiescent point, read by insert()
 };
 
 static_assert(amq_filter<expandable_filter>);

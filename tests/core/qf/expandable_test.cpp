@@ -406,6 +406,27 @@ TEST(expandable, sealed_lower_levels_answer_as_the_locked_path) {
     for (uint64_t k : keys) ASSERT_TRUE(reloaded->contains(k));
 }
 
+// freeze(): every level sealed (the top too, cascading too), answers unchanged, insert refused.
+TEST(expandable, freeze_seals_every_level_and_refuses_inserts) {
+    size_t const initial = size_t{1} << 9;
+    auto const keys = distinct_keys(40 * initial, 55);
+    auto const absent = distinct_keys(100000, 56);
+    for (bool cascading : {false, true}) {
+        SCOPED_TRACE(cascading ? "cascading" : "plain");
+        expandable_filter f(expected_for_initial_capacity(initial), 1.0 / 256, cascading);
+        for (uint64_t k : keys) f.insert(k);
+        std::vector<bool> before;
+        for (uint64_t k : absent) before.push_back(f.contains(k));
+        EXPECT_FALSE(f.frozen());
+        f.freeze();
+        EXPECT_TRUE(f.frozen());
+        EXPECT_EQ(f.sealed_levels(), f.levels());
+        for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+        for (size_t i = 0; i < absent.size(); ++i) ASSERT_EQ(f.contains(absent[i]), before[i]) << i;
+        EXPECT_THROW(f.insert(absent[0]), std::logic_error);
+    }
+}
+
 // release_retired_tables(): memory falls to the live tables, answers do not change, and the
 // filter keeps growing afterwards.
 TEST(expandable, release_retired_tables_keeps_the_answers) {
