@@ -193,6 +193,8 @@ void build_index(index_options const& o, unsigned threads) {
     build_counts counts;
     insert_references(*filter, o, threads, counts, progress, max_memory);
 
+    // Tables that growing left behind are no longer read by anyone: free them before writing.
+    if constexpr (requires { filter->release_retired_tables(); }) filter->release_retired_tables();
     header.elements = filter->size();
     header.kmers_scanned = previous_kmers + counts.kmers.load();
     header.filter_params = codec::params(*filter);

@@ -20,6 +20,17 @@ concept prefetching_filter = requires(Filter const& f, uint64_t h) {
     f.prefetch(h);
 };
 
+// contains() for a filter that no thread writes any more (a loaded index during a query): the
+// locally locked filter then answers without read locks (contains_final).
+template <typename Filter>
+bool contains_read_only(Filter const& filter, uint64_t h) noexcept {
+    if constexpr (requires { filter.contains_final(h); }) {
+        return filter.contains_final(h);
+    } else {
+        return filter.contains(h);
+    }
+}
+
 // Calls op(h) for the hash of every canonical k-mer of seq, in order, after prefetching groups of
 // them. Returns the number of k-mers.
 template <typename Filter, typename Op>

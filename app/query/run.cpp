@@ -97,6 +97,8 @@ void query_with(query_options const& o, io::index_file const& index, unsigned th
     using codec = filter_codec<Kind>;
     progress_meter progress("qmer query", o.quiet);
     auto const filter_ptr = codec::load(index);
+    // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
+    if constexpr (requires { filter_ptr->freeze(); }) filter_ptr->freeze();
     auto const& filter = *filter_ptr;
     auto const& header = index.header();
 
@@ -147,7 +149,7 @@ void query_with(query_options const& o, io::index_file const& index, unsigned th
 
     auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits) {
         kmers += for_each_kmer_hash(filter, scanner, hasher, seq,
-                                    [&](uint64_t h) { hits += filter.contains(h); });
+                                    [&](uint64_t h) { hits += contains_read_only(filter, h); });
     };
 
     tbb::parallel_pipeline(
