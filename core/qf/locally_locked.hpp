@@ -228,19 +228,37 @@ class locally_locked_filter {
         if (!ll::shifted(v) && ll::rem(v) == r) return true;  // cluster start or read lock
         int const local = query_in_group(gv, iq, s.slots_per_group(), s.slot_bits(), r);
         if (local >= 0) return local == 1;
-        // Block G without the lock: the nearest unshifted slot is q's cluster start (the table
-        // is final and consistent, so it is neither empty nor write locked).
-        uint64_t stop_group = 0;
-        size_t const c = scan::last_stop_at_or_before(s, l, q, stop_group);
-        if (c == scan::npos) return false;  // not in a consistent table
-        size_t p = c;
-        if (q != c) {
-            // Block H as in query_locked(): every slot in (c, q] is shifted here.
-            scan::span_summary const sum = scan::summarize(s, l, c, q);
-            p = sum.occupied > sum.run_starts
-                    ? scan::nth_run_start_after(s, l, q - 1, sum.occupied - sum.run_starts)
-                    : scan::nth_run_start_after(s, l, c, sum.occupied);
+        // Blocks G and H in one pass without the lock: walk left a group at a time to the nearest
+        // unshifted slot, which in a final, consistent table is q's cluster start c (neither
+        // empty nor write locked), counting on the way what scan::summarize(c, q) counts - the
+        // occupied slots in (c, q] and the run starts in (c, q) - from the same group values,
+        // instead of reading [c, q] a second time.
+        size_t g = gq;
+        uint64_t lanes = l.upto(iq);              // slots of this group at or below the scan
+        uint64_t before_q = lanes & ~l.from(iq);  // the same, q excluded (run starts in (c, q))
+        unsigned occupied = 0, run_starts = 0;
+        uint64_t gvc = gv;
+        size_t c = 0;
+        for (;;) {
+            if (uint64_t const hit = l.stops(gvc) & lanes; hit != 0) {
+                unsigned const kc =
+                    l.lane_at_bit(63u - static_cast<unsigned>(__builtin_clzll(hit)));
+                uint64_t const after_c = ~l.upto(kc);
+                occupied += l.count(l.occ_bit(gvc) & lanes & after_c);
+                run_starts += l.count(l.not_continuation(gvc) & before_q & after_c);
+                c = l.first_slot(g) + kc;
+                break;
+            }
+            occupied += l.count(l.occ_bit(gvc) & lanes);
+            run_starts += l.count(l.not_continuation(gvc) & before_q);
+            if (g == 0) return false;  // all shifted down to slot 0: not a consistent table
+            gvc = s.load_group(--g);
+            lanes = before_q = l.lane0();
         }
+        // Block H as in query_locked(): run q begins at the occupied-th run start after c.
+        size_t const p = occupied > run_starts
+                             ? scan::nth_run_start_after(s, l, q - 1, occupied - run_starts)
+                             : scan::nth_run_start_after(s, l, c, occupied);
         return p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
     }
 
