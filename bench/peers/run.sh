@@ -49,6 +49,7 @@ date_tag=$(date +%F)
 [[ -n "$out" ]] || out=$here/results/$date_tag$([[ $quick -eq 1 ]] && echo -quick || true)
 mkdir -p "$work" "$out"
 work=$(cd "$work" && pwd)
+git_head=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 log() { echo "[peers $(date +%T)] $*" >&2; }
 
 # ---------------------------------------------------------------- 1. packages (only the missing)
@@ -277,7 +278,7 @@ rm -f "$scratch/verdict.tsv"
     echo "big_distinct_kmers=$distinct"
     echo "klebs_bases=$(bases_of "$data/klebs.fa")"
     echo "klebs_distinct_kmers=$klebs_distinct"
-    echo "qmer=$("$qmer" --version 2>&1 | head -1) ($qmer, git $(git -C "$repo" rev-parse --short HEAD))"
+    echo "qmer=$("$qmer" --version 2>&1 | head -1) ($qmer, git HEAD at start $git_head)"
     echo "qmer_default_filter=$qmer_default"
     echo "bbduk=$(bbduk.sh --version 2>&1 | sed -n 's/^BBMap version //p;s/^Version //p' | head -1)"
     echo "kmc=$(kmc 2>&1 | sed -n 's/^K-Mer Counter (KMC) ver. \([^ ]*\).*/\1/p' | head -1)"

@@ -139,17 +139,18 @@ md.append("")
 
 # ---- accuracy
 md.append("## Calls (fraction of reads each tool calls)\n")
-md.append("| tool | positives called | negatives called |")
-md.append("|---|---|---|")
+md.append("| tool | input | positives called | negatives called |")
+md.append("|---|---|---|---|")
 acc = {}
-for tool, f in [(t, "gz") for t in qmer_tools] + [("bbduk", "gz"), ("kmc_tools", "plain")]:
+first_fmt = {t: next(f for f in ("gz", "bgzf", "plain") if (t, "query", "pos", f) in groups) for t in qmer_tools}
+for tool, f in [(t, first_fmt[t]) for t in qmer_tools] + [("bbduk", "gz"), ("kmc_tools", "plain")]:
     vals = []
     for readset in ("pos", "neg"):
         n = med(tool, "query", readset, f, "reads")
         c = med(tool, "query", readset, f, "called")
         vals.append(c / n if n else None)
     acc[tool] = vals
-    md.append(f"| {tool} | {fmt(100 * vals[0] if vals[0] is not None else None, 3)}% | "
+    md.append(f"| {tool} | {f} | {fmt(100 * vals[0] if vals[0] is not None else None, 3)}% | "
               f"{fmt(100 * vals[1] if vals[1] is not None else None, 4)}% |")
 md.append("")
 
