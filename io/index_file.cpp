@@ -278,6 +278,12 @@ index_file::index_file(index_file&& other) noexcept
       header_(std::move(other.header_)),
       sections_(std::move(other.sections_)) {}
 
+void index_file::release_sections() noexcept {
+    sections_.clear();
+    if (map_) ::munmap(map_, size_);
+    map_ = nullptr;
+}
+
 index_file::~index_file() {
     if (map_) ::munmap(map_, size_);
 }

@@ -69,6 +69,10 @@ class index_file {
     index_file(index_file const&) = delete;
     index_file& operator=(index_file const&) = delete;
 
+    // Unmaps the file once a filter has copied what it needs: the sections become empty, the
+    // header stays. Without it a query would hold the index twice (mapped file + filter).
+    void release_sections() noexcept;
+
     index_header const& header() const noexcept { return header_; }
     std::vector<index_section_view> const& sections() const noexcept { return sections_; }
     std::string const& path() const noexcept { return path_; }

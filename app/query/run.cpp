@@ -93,10 +93,11 @@ std::string mate_path(std::string const& path, int mate) {
 }
 
 template <filter_kind Kind>
-void query_with(query_options const& o, io::index_file const& index, unsigned threads) {
+void query_with(query_options const& o, io::index_file& index, unsigned threads) {
     using codec = filter_codec<Kind>;
     progress_meter progress("qmer query", o.quiet);
     auto const filter_ptr = codec::load(index);
+    index.release_sections();  // the filter holds its own copy now
     // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
     if constexpr (requires { filter_ptr->freeze(); }) filter_ptr->freeze();
     auto const& filter = *filter_ptr;
@@ -246,7 +247,7 @@ void run_query(query_options const& o) {
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);
-    io::index_file const index(o.index);
+    io::index_file index(o.index);
     filter_kind const kind = filter_kind_of_index(index);
     visit_filter_kind(
         kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads); });
