@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -82,6 +84,28 @@ uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanne
                          human_bytes(static_cast<double>(limit)) +
                          (requested.empty() ? " (80% of this machine's memory)" : "") +
                          ": raise --max-memory, use a larger --fpr, or a machine with more memory");
+}
+
+// A cheap upper bound of the references' distinct k-mers for a growing filter's first level, from
+// their sizes (distinct k-mers <= bases): plain files count their bytes, gzip/BGZF files 4x theirs
+// (sequence compresses ~3.5-4x). The expandable filter starts every level at 1/8 of its final size,
+// so an overestimate costs little; stdin and unreadable files count nothing (the filter grows).
+uint64_t estimate_kmers_from_sizes(std::vector<std::string> const& paths) {
+    uint64_t total = 0;
+    for (auto const& path : paths) {
+        if (path == "-") continue;
+        std::error_code ec;
+        auto const size = std::filesystem::file_size(path, ec);
+        if (ec) continue;
+        unsigned char magic[2] = {0, 0};
+        if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+            if (std::fread(magic, 1, 2, f) != 2) magic[0] = 0;
+            std::fclose(f);
+        }
+        bool const gzip = magic[0] == 0x1f && magic[1] == 0x8b;
+        total += gzip ? 4 * size : size;
+    }
+    return total;
 }
 
 template <typename Filter>
@@ -178,7 +202,9 @@ void build_index(index_options const& o, unsigned threads) {
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
-        if (expected == 0 && !codec::grows) expected = count_kmer_positions(o, kmer_scanner(o.k));
+        if (expected == 0)
+            expected = codec::grows ? estimate_kmers_from_sizes(o.references)
+                                    : count_kmer_positions(o, kmer_scanner(o.k));
         filter = codec::create({expected, o.fpr, o.cascading});
         header.k = o.k;
         header.hash_seed = o.seed;
