@@ -30,6 +30,7 @@
 // after it, and after freeze() of the expandable filters). Plot with
 // /usr/bin/python3 bench/qf/plot_growing.py. Usage:
 //   qf_growing_bench [--quick] [--out DIR] [--threads 1,2] [--fpr P] [--log-initial B]
+//                    [--prefetch D]
 
 #include <algorithm>
 #include <atomic>
@@ -110,6 +111,27 @@ struct subject {
     std::function<void()> freeze;             // expandable only: query-only from now on
 };
 
+// --prefetch D: queries prefetch the key D positions ahead before probing (the pattern of qmer's
+// query stage, DESIGN.md "Performance rules"), so memory latency overlaps; 0 probes one by one.
+unsigned prefetch_distance = 0;
+
+// Probes keys key_at(0 .. n-1) and counts the hits, prefetching D ahead when asked.
+template <typename F, typename KeyAt>
+size_t probe(F const& f, size_t n, KeyAt key_at) {
+    size_t hits = 0;
+    unsigned const d = prefetch_distance;
+    if (d == 0) {
+        for (size_t i = 0; i < n; ++i) hits += f.contains(key_at(i));
+        return hits;
+    }
+    for (size_t i = 0; i < n && i < d; ++i) f.prefetch(key_at(i));
+    for (size_t i = 0; i < n; ++i) {
+        if (i + d < n) f.prefetch(key_at(i + d));
+        hits += f.contains(key_at(i));
+    }
+    return hits;
+}
+
 template <typename F>
 void bind_operations(subject& s, std::shared_ptr<F> f) {
     s.insert_range = [f](size_t b, size_t e) {
@@ -125,18 +147,12 @@ void bind_operations(subject& s, std::shared_ptr<F> f) {
         return n;
     };
     s.query_present = [f](size_t n, size_t inserted, uint64_t seed) {
-        size_t hits = 0;
-        uint64_t x = seed;
-        for (size_t i = 0; i < n; ++i) {
-            x = mix(x);
-            hits += f->contains(present_key(x % inserted));
-        }
-        return hits;
+        // Random keys among the inserted ones: key i is a pure function of (seed, i), so the
+        // prefetch and the probe of one key agree.
+        return probe(*f, n, [&](size_t i) { return present_key(mix(seed ^ mix(i)) % inserted); });
     };
     s.query_absent = [f](size_t b, size_t e) {
-        size_t n = 0;
-        for (size_t i = b; i < e; ++i) n += f->contains(absent_key(i));
-        return n;
+        return probe(*f, e - b, [&](size_t i) { return absent_key(b + i); });
     };
     s.release_retired = [f] { return f->release_retired_tables(); };
     s.freeze = [] {};
@@ -347,6 +363,8 @@ int main(int argc, char** argv) {
             out = argv[++i];
         } else if (std::strcmp(argv[i], "--log-initial") == 0 && i + 1 < argc) {
             log_initial = static_cast<unsigned>(std::stoul(argv[++i]));
+        } else if (std::strcmp(argv[i], "--prefetch") == 0 && i + 1 < argc) {
+            prefetch_distance = static_cast<unsigned>(std::stoul(argv[++i]));
         } else if (std::strcmp(argv[i], "--fpr") == 0 && i + 1 < argc) {
             fpr = std::strtod(argv[++i], nullptr);
         } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
@@ -356,7 +374,8 @@ int main(int argc, char** argv) {
                 thread_counts.push_back(static_cast<unsigned>(std::stoul(t)));
         } else {
             std::cerr << "usage: " << argv[0]
-                      << " [--quick] [--out DIR] [--threads 1,2] [--fpr P] [--log-initial B]\n";
+                      << " [--quick] [--out DIR] [--threads 1,2] [--fpr P] [--log-initial B]"
+                         " [--prefetch D]\n";
             return 2;
         }
     }
@@ -370,7 +389,8 @@ int main(int argc, char** argv) {
     meta << "# qf_growing_bench: " << cpu_model() << ", " << std::thread::hardware_concurrency()
          << " hardware threads, " << date << "; initial capacity 2^" << log_initial
          << " slots, 64x growth in 16 segments, p = " << fpr << ", " << queries << " successful + "
-         << queries << " unsuccessful queries per segment\n";
+         << queries << " unsuccessful queries per segment, prefetch distance " << prefetch_distance
+         << "\n";
     std::cerr << meta.str();
     std::ofstream csv(out / "growing.csv"), summary(out / "growing_summary.csv"),
         release(out / "growing_release.csv");
