@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,10 @@
 #include "core/bloom/blocked_bloom_filter.hpp"
 #include "core/bloom/bloom_filter.hpp"
 #include "core/cuckoo/cuckoo_filter.hpp"
+#include "core/qf/expandable.hpp"
+#include "core/qf/externally_locked.hpp"
+#include "core/qf/linear_probing.hpp"
+#include "core/qf/locally_locked.hpp"
 
 namespace {
 
@@ -120,6 +125,13 @@ int main(int argc, char** argv) {
     std::vector<uint64_t> present(n), absent(n);
     for (size_t i = 0; i < n; ++i) present[i] = mix(i), absent[i] = mix((uint64_t{1} << 40) + i);
     double const p = qmer::cuckoo_filter(buckets, 0).fpr_after(n);
+    unsigned qf_q = 1;
+    while (std::ldexp(0.9, static_cast<int>(qf_q)) < static_cast<double>(n)) ++qf_q;
+    double const qf_fill = static_cast<double>(n) / std::ldexp(1.0, static_cast<int>(qf_q));
+    unsigned qf_r = 1;
+    while (qf_fill * std::ldexp(1.0, -static_cast<int>(qf_r)) > p) ++qf_r;
+    unsigned lp_r = 1;
+    while (qmer::qf::linear_probing::corollary1_fpr(lp_r, qf_fill) > p) ++lp_r;
 
     std::string out = "filter,threads,fill_or_n,op,mops,bits_per_element,fpr,vs_pending\n";
     std::fputs(out.c_str(), stdout);
@@ -142,6 +154,25 @@ int main(int argc, char** argv) {
         {
             qmer::cuckoo_filter f(buckets, 0);
             rows.emplace_back("cuckoo", measure(f, threads, present, absent));
+        }
+        // The quotient filters at the same p: 2^q slots at <= 90% fill, and the fewest remainder
+        // bits whose FPR at that fill (section 2: fill * 2^-r; Corollary 1 for linear probing)
+        // is at most p. The expandable filter sizes itself from (n, p) (Theorem 2).
+        {
+            qmer::qf::locally_locked_filter f(qf_q, qf_r);
+            rows.emplace_back("locally-locked", measure(f, threads, present, absent));
+        }
+        {
+            qmer::qf::externally_locked f(qf_q, qf_r);
+            rows.emplace_back("external-locks", measure(f, threads, present, absent));
+        }
+        {
+            qmer::qf::linear_probing f(qf_q, lp_r);
+            rows.emplace_back("linear-probing", measure(f, threads, present, absent));
+        }
+        {
+            qmer::qf::expandable_filter f(n, p);
+            rows.emplace_back("expandable", measure(f, threads, present, absent));
         }
         result const& base = rows.front().second;
         for (auto const& [name, r] : rows) {
