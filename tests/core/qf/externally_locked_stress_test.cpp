@@ -10,24 +10,10 @@
 
 #include "core/filter/contract_suite.hpp"
 #include "core/qf/externally_locked.hpp"
+#include "core/qf/externally_locked_maker.hpp"
 
 using qmer::insert_result;
 using qmer::qf::externally_locked;
-
-template <>
-struct qmer::test::filter_maker<externally_locked> {
-    static constexpr bool fixed_capacity = true;
-    static constexpr double max_fill = 0.95;
-    static std::unique_ptr<externally_locked> make(size_t capacity, double fpr) {
-        unsigned q = 1;
-        while ((size_t{1} << q) < capacity) ++q;
-        int const r = static_cast<int>(std::ceil(std::log2(max_fill / fpr)));
-        return std::make_unique<externally_locked>(q, static_cast<unsigned>(std::max(1, r)));
-    }
-    static double expected_fpr(externally_locked const& f, size_t n) {
-        return externally_locked::expected_fpr(f.quotient_bits(), f.remainder_bits(), n);
-    }
-};
 
 namespace qmer::test {
 using el_types = ::testing::Types<externally_locked>;

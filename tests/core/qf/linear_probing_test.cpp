@@ -7,28 +7,13 @@
 #include <vector>
 
 #include "core/filter/contract_suite.hpp"
+#include "core/qf/linear_probing_maker.hpp"
 
 using qmer::insert_result;
 using qmer::qf::linear_probing;
 
 // Size for `capacity` elements at a k-mer FPR near `fpr` when filled to max_fill: at 95% fill a
 // query compares ~200 remainders (Knuth), so the stored remainder needs log2(200 / fpr) bits.
-template <>
-struct qmer::test::filter_maker<linear_probing> {
-    static constexpr bool fixed_capacity = true;
-    static constexpr double max_fill = 0.95;
-    static std::unique_ptr<linear_probing> make(size_t capacity, double fpr) {
-        unsigned q = 1;
-        while ((size_t{1} << q) < capacity) ++q;
-        double const compared = qmer::qf::detail::linear_probing_unsuccessful_probes(max_fill);
-        int const stored = static_cast<int>(std::ceil(std::log2(compared / fpr)));
-        return std::make_unique<linear_probing>(q, static_cast<unsigned>(std::max(4, stored) - 3));
-    }
-    // The exact expectation for this table's clusters: at 95% fill one table's clustering strays
-    // from Knuth's average by more than 20% (see linear_probing::table_fpr); Knuth's formula is
-    // checked against the mean over tables in linear_probing_test.cpp.
-    static double expected_fpr(linear_probing const& f, size_t) { return f.table_fpr(); }
-};
 
 namespace qmer::test {
 using lp_types = ::testing::Types<linear_probing>;
