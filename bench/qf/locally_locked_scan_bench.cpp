@@ -30,31 +30,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench/qf/harness.hpp"
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "core/qf/sequential.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-uint64_t mix(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-// Inserted keys come from stream 1, absent ones from stream 2 (mix is a bijection: never equal).
-uint64_t present_key(uint64_t i) {
-    return mix((uint64_t{1} << 40) | i);
-}
-uint64_t absent_key(uint64_t i) {
-    return mix((uint64_t{2} << 40) | i);
-}
-
-double seconds_since(clock_type::time_point t0) {
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
+using namespace qmer::bench;
 
 // One filter, type-erased once per loop (never a std::function call per operation).
 struct subject {

@@ -42,6 +42,7 @@
 #include "core/qf/sequential.hpp"
 #include "core/qf/two_status_bit.hpp"
 #if __has_include("core/qf/locally_locked.hpp")
+#include "bench/qf/harness.hpp"
 #include "core/qf/locally_locked.hpp"
 #define QMER_BENCH_LOCALLY_LOCKED 1
 #else
@@ -51,47 +52,7 @@
 namespace {
 
 using qmer::insert_result;
-using clock_type = std::chrono::steady_clock;
-
-uint64_t mix(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-// Inserted keys come from stream 1, absent ones from stream 2 (distinct: mix is a bijection).
-uint64_t present_key(uint64_t i) {
-    return mix((uint64_t{1} << 40) | i);
-}
-uint64_t absent_key(uint64_t i) {
-    return mix((uint64_t{2} << 40) | i);
-}
-
-double seconds_since(clock_type::time_point t0) {
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-// Runs body(thread, begin, end) over [0, n) split into `threads` slices, all threads released at
-// once; returns the wall time from release to the last join.
-template <typename Body>
-double run_parallel(unsigned threads, size_t n, Body body) {
-    std::atomic<bool> go{false};
-    std::atomic<unsigned> ready{0};
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-            size_t const begin = n * t / threads, end = n * (t + 1) / threads;
-            ready.fetch_add(1);
-            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-            body(t, begin, end);
-        });
-    }
-    while (ready.load() < threads) std::this_thread::yield();
-    auto const t0 = clock_type::now();
-    go.store(true, std::memory_order_release);
-    for (auto& th : pool) th.join();
-    return seconds_since(t0);
-}
+using namespace qmer::bench;
 
 // One filter under test, type-erased once: each callback runs a whole loop of operations on the
 // concrete type (never a std::function call per operation).
