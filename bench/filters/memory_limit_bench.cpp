@@ -1,0 +1,565 @@
+// Every filter of the project against this machine's memory limit, measured in the same process
+// (issue 10, item 3). A filter larger than the cache is bound by memory latency (DESIGN.md,
+// performance rules), so its rates only mean something next to what the memory system allows for
+// as many random accesses over as many bytes. A documented harness, not Google Benchmark: a filter
+// must be filled before it is queried, and the limits and the filters must run in one process,
+// interleaved, so that the ratios compare like with like on a machine shared with other jobs.
+//
+// For each table size --slots-log2 L, n = fill * 2^L keys (what a 2^L-slot quotient filter holds at
+// --fill). For each filter kind of `qmer index --filter`, built as `qmer index` builds it from
+// (--expected n, --fpr p) (app/filters/registry.hpp; the cuckoo filter refuses p < 0.002 and is
+// built at 0.002, as its error message advises), for each thread count T and each batching of
+// --modes (unbatched; groupedW, the app's batching at 60b804a with W = 16; rollingW, a prefetch W
+// hashes ahead of each lookup, what app/pipeline/kmer_batches.hpp is moving to with W = 8):
+//   insert   the n keys into a fresh filter, T threads on disjoint slices, prefetching as the
+//            mode says (one pass per mode: an insert cannot be repeated).
+//   query    after release_retired_tables() and freeze() where the filter has them (what `qmer
+//            index` does before writing and `qmer query` after loading), Q present keys spread over
+//            all n and Q absent keys, through app::contains_read_only as `qmer query` calls it. A
+//            false negative aborts the run; the absent keys' hits give the measured FPR.
+//   limit    over an array of the filter's memory_bytes(), allocated as the filters' tables are
+//            (core/qf/slot_storage.hpp: huge pages from 2 MiB, so both pay the same TLB costs), Q
+//            random 64-bit loads and Q relaxed fetch_or at random words, plain, in every mode of
+//            --modes and rolling 4..32 (how many misses the machine overlaps). The addresses are
+//            independent, each a hash of a counter like the filters' keys, at the same cost
+//            (splitmix64, then a multiply-shift to a word).
+// Queries and limits run in --rounds rounds that rotate over them; the fastest of each counts.
+// Ratios: inserts against fetch_or, queries against loads, over the same bytes, at the same T, in
+// the same batching (unbatched rows against the first batched mode: what prefetching allows).
+//
+// Output: markdown tables on stdout; progress and the load average on stderr; with --csv FILE one
+// row per measurement: slots_log2,n,filter,p,bytes,threads,op,mode,mops,ref,ref_mops,fraction,fpr.
+// Usage:
+//   filters_memory_limit_bench [--quick] [--slots-log2 24,26] [--threads 1,2] [--fill 0.7]
+//       [--fpr 0.001] [--queries 4000000] [--rounds 3] [--filters NAME,..]
+//       [--modes unbatched,grouped16,rolling8] [--csv FILE]
+// --quick: 2^20 slots and 10^6 queries (a few MiB, inside the cache: checks that it runs, not the
+// memory limit).
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/filters/registry.hpp"
+#include "app/pipeline/kmer_batches.hpp"
+#include "bench/qf/harness.hpp"
+#include "core/bloom/bloom_filter.hpp"
+#include "core/error.hpp"
+#include "core/qf/slot_storage.hpp"
+
+namespace {
+
+using namespace qmer::bench;
+using qmer::insert_result;
+using qmer::app::filter_kind;
+
+// How a loop over hashes prefetches (DESIGN.md: compute the next hashes' locations, prefetch,
+// then probe). grouped W: W hashes are computed and each prefetched as it comes, then the W are
+// processed (app/pipeline/kmer_batches.hpp at 60b804a, W = 16): the misses of a group overlap, but
+// the number in flight drains to 0 at the end of each group. rolling W: each hash is processed W
+// hashes after its prefetch, so W - 1 others stay in flight all the time.
+struct batching {
+    enum kind_type { none, grouped, rolling } kind = none;
+    size_t width = 0;
+    std::string name() const {
+        if (kind == none) return "unbatched";
+        return (kind == grouped ? "grouped" : "rolling") + std::to_string(width);
+    }
+};
+constexpr std::array widths{size_t{4}, size_t{8}, size_t{16}, size_t{32}};
+
+batching parse_batching(std::string const& s) {
+    if (s == "unbatched") return {};
+    for (auto [prefix, kind] :
+         {std::pair{"grouped", batching::grouped}, std::pair{"rolling", batching::rolling}}) {
+        std::string const p(prefix);
+        if (s.rfind(p, 0) == 0)
+            for (size_t w : widths)
+                if (s.substr(p.size()) == std::to_string(w)) return {kind, w};
+    }
+    throw qmer::usage_error("unknown batching '" + s +
+                            "' (unbatched, groupedW, rollingW; W = " + "4, 8, 16 or 32)");
+}
+
+template <size_t W, typename Key, typename Prefetch, typename Op>
+inline void grouped_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+    std::array<uint64_t, W> hs;
+    while (b < e) {
+        size_t const m = std::min(W, e - b);
+        for (size_t j = 0; j < m; ++j) prefetch(hs[j] = key(b + j));
+        for (size_t j = 0; j < m; ++j) op(hs[j]);
+        b += m;
+    }
+}
+
+template <size_t W, typename Key, typename Prefetch, typename Op>
+inline void rolling_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+    static_assert((W & (W - 1)) == 0, "a power of two (ring index)");
+    std::array<uint64_t, W> ring;
+    uint64_t produced = 0, consumed = 0;
+    for (size_t i = b; i < e; ++i) {
+        uint64_t const h = key(i);
+        prefetch(h);
+        ring[produced++ & (W - 1)] = h;
+        if (produced - consumed == W) op(ring[consumed++ & (W - 1)]);
+    }
+    while (consumed < produced) op(ring[consumed++ & (W - 1)]);
+}
+
+// Calls op(key(i)) for i in [b, e) in order, prefetching as bt says. The width is a template
+// argument, as the app's is a constant: the compiler unrolls the group loops.
+template <typename Key, typename Prefetch, typename Op>
+void for_each_prefetched(batching bt, size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+    auto with_width = [&]<size_t W>(std::integral_constant<size_t, W>) {
+        if (bt.kind == batching::grouped)
+            grouped_loop<W>(b, e, key, prefetch, op);
+        else
+            rolling_loop<W>(b, e, key, prefetch, op);
+    };
+    switch (bt.kind == batching::none ? 0 : bt.width) {
+        case 0:
+            for (size_t i = b; i < e; ++i) op(key(i));
+            break;
+        case 4:
+            with_width(std::integral_constant<size_t, 4>{});
+            break;
+        case 8:
+            with_width(std::integral_constant<size_t, 8>{});
+            break;
+        case 16:
+            with_width(std::integral_constant<size_t, 16>{});
+            break;
+        case 32:
+            with_width(std::integral_constant<size_t, 32>{});
+            break;
+        default:
+            std::abort();  // parse_batching admits only these
+    }
+}
+
+struct options {
+    std::vector<unsigned> slots_log2{24, 26};
+    std::vector<unsigned> threads{1, 2};
+    double fill = 0.7;
+    double fpr = 0.001;
+    size_t queries = 4'000'000;
+    int rounds = 3;
+    std::vector<std::string> filters;  // empty: every kind
+    // How the filters are driven; the first batched one is the reference for unbatched rows.
+    std::vector<batching> modes{{}, {batching::grouped, 16}, {batching::rolling, 8}};
+    std::string csv;
+};
+
+// The limit that unbatched rows are a fraction of: the first batched mode (parse() demands one).
+std::string reference_mode(options const& o) {
+    return std::find_if(o.modes.begin(), o.modes.end(),
+                        [](batching b) { return b.kind != batching::none; })
+        ->name();
+}
+
+// The limit's addresses: a third stream beside present_key and absent_key, at the same cost.
+uint64_t limit_key(uint64_t i) {
+    return mix((uint64_t{3} << 40) | i);
+}
+
+// ---- the limits ---------------------------------------------------------------------------------
+
+enum class access { load, fetch_or };
+char const* access_name(access a) {
+    return a == access::load ? "load" : "fetch_or";
+}
+
+// Runs accesses [b, e) over words; returns what the loads read, so the compiler keeps them.
+// Relaxed loads and fetch_or compile to a plain mov and a lock or.
+uint64_t run_limit(access a, batching bt, std::span<std::atomic<uint64_t>> words, size_t b,
+                   size_t e) {
+    uint64_t const m = words.size();
+    auto word = [&](uint64_t h) -> std::atomic<uint64_t>& {
+        return words[qmer::bloom_detail::reduce(h, m)];
+    };
+    auto prefetch = [&](uint64_t h) { __builtin_prefetch(&word(h), 0, 3); };
+    uint64_t sum = 0;
+    if (a == access::load)
+        for_each_prefetched(bt, b, e, limit_key, prefetch,
+                            [&](uint64_t h) { sum += word(h).load(std::memory_order_relaxed); });
+    else
+        for_each_prefetched(bt, b, e, limit_key, prefetch, [&](uint64_t h) {
+            word(h).fetch_or(uint64_t{1} << (h & 63), std::memory_order_relaxed);
+        });
+    return sum;
+}
+
+// The limits measured for every filter: plain, every mode the filters run in, and the rolling
+// distances (how many misses this machine overlaps).
+std::vector<batching> limit_modes(options const& o) {
+    std::vector<batching> v{{}};
+    auto add = [&](batching bt) {
+        for (auto const& x : v)
+            if (x.name() == bt.name()) return;
+        v.push_back(bt);
+    };
+    for (auto const& bt : o.modes) add(bt);
+    for (size_t w : widths) add({batching::rolling, w});
+    return v;
+}
+
+std::atomic<uint64_t> sink{0};  // what the limit loads read, so they are not optimised away
+
+// ---- one measurement row ------------------------------------------------------------------------
+
+struct row {
+    unsigned slots_log2 = 0;
+    size_t n = 0;
+    std::string filter;
+    double p = 0;
+    size_t bytes = 0;
+    unsigned threads = 0;
+    std::string op;    // insert, query_hit, query_miss, limit_load or limit_fetch_or
+    std::string mode;  // batching::name()
+    double mops = 0;
+    std::string ref;  // the limit this row is a fraction of, e.g. load_grouped16 (empty: a limit)
+    double ref_mops = 0;
+    double fpr = -1;  // query_miss only
+    double fraction() const { return ref.empty() ? 0 : mops / ref_mops; }
+};
+
+double mops(size_t ops, double seconds) {
+    return static_cast<double>(ops) / seconds / 1e6;
+}
+
+[[noreturn]] void fail(std::string const& what) {
+    std::fprintf(stderr, "error: %s\n", what.c_str());
+    std::exit(1);
+}
+
+std::string loadavg() {
+    std::ifstream f("/proc/loadavg");
+    std::string a, b, c;
+    f >> a >> b >> c;
+    return a + " " + b + " " + c;
+}
+
+// ---- one filter kind at one size and thread count ---------------------------------------------
+
+template <filter_kind Kind>
+void measure_filter(options const& o, unsigned slots_log2, size_t n, unsigned threads,
+                    std::vector<row>& out) {
+    using codec = qmer::app::filter_codec<Kind>;
+    using F = typename codec::filter_type;
+    std::string const name(qmer::app::filter_kind_name(Kind));
+    qmer::app::filter_plan plan{.expected = n, .fpr = o.fpr};
+    auto make = [&] {
+        try {
+            return codec::create(plan);
+        } catch (qmer::usage_error const& e) {
+            // Only the cuckoo filter refuses a valid p: its 12-bit fingerprints cannot go lower.
+            if (plan.fpr >= 0.002) throw;
+            std::fprintf(stderr, "  %s: %s; built at p = 0.002\n", name.c_str(), e.what());
+            plan.fpr = 0.002;
+            return codec::create(plan);
+        }
+    };
+
+    // Inserts: a fresh filter per mode (an insert cannot be timed twice); the last one is kept.
+    std::vector<double> insert_s;
+    std::unique_ptr<F> fp;
+    for (batching const& bt : o.modes) {
+        fp.reset();  // one filter in memory at a time
+        fp = make();
+        F& f = *fp;
+        std::atomic<size_t> full{0};
+        insert_s.push_back(run_parallel(threads, n, [&](unsigned, size_t b, size_t e) {
+            size_t local = 0;
+            for_each_prefetched(
+                bt, b, e, present_key, [&](uint64_t h) { f.prefetch(h); },
+                [&](uint64_t h) { local += f.insert(h) == insert_result::full; });
+            full.fetch_add(local);
+        }));
+        if (full.load() != 0)
+            fail(name + ": " + std::to_string(full.load()) + " inserts answered full");
+    }
+    F& f = *fp;
+    // What `qmer index` does before writing the index and `qmer query` after loading it.
+    if constexpr (requires { f.release_retired_tables(); }) f.release_retired_tables();
+    if constexpr (requires { f.freeze(); }) f.freeze();
+
+    row base;
+    base.slots_log2 = slots_log2;
+    base.n = n;
+    base.filter = name;
+    base.p = plan.fpr;
+    base.bytes = f.memory_bytes();
+    base.threads = threads;
+
+    qmer::qf::grouped_slots array(std::max<size_t>(base.bytes / 8, 1), 64);
+    auto const words = array.groups();
+    size_t const q = std::min(o.queries, n);
+    size_t const stride = n / q;  // present keys j * stride, j < q: spread over every insert
+
+    struct measurement {
+        std::string op, mode;
+        std::function<size_t()> run;  // returns the hits (queries)
+        double best = 1e300;
+        size_t hits = 0;
+    };
+    std::vector<measurement> ms;
+    for (batching const& bt : limit_modes(o))
+        for (access a : {access::load, access::fetch_or})
+            ms.push_back({std::string("limit_") + access_name(a), bt.name(), [&, a, bt] {
+                              run_parallel(threads, q, [&](unsigned, size_t b, size_t e) {
+                                  sink.fetch_add(run_limit(a, bt, words, b, e),
+                                                 std::memory_order_relaxed);
+                              });
+                              return size_t{0};
+                          }});
+    for (batching const& bt : o.modes)
+        for (bool present : {true, false})
+            ms.push_back(
+                {present ? "query_hit" : "query_miss", bt.name(), [&, bt, present] {
+                     std::atomic<size_t> hits{0};
+                     auto key = [&](size_t j) {
+                         return present ? present_key(j * stride) : absent_key(j);
+                     };
+                     run_parallel(threads, q, [&](unsigned, size_t b, size_t e) {
+                         size_t local = 0;
+                         for_each_prefetched(
+                             bt, b, e, key, [&](uint64_t h) { f.prefetch(h); },
+                             [&](uint64_t h) { local += qmer::app::contains_read_only(f, h); });
+                         hits.fetch_add(local);
+                     });
+                     return hits.load();
+                 }});
+    // Rounds rotate over the measurements, so a slow spell of the shared machine hits them alike.
+    for (int r = 0; r < o.rounds; ++r) {
+        for (size_t j = 0; j < ms.size(); ++j) {
+            auto& m = ms[(j + static_cast<size_t>(r)) % ms.size()];
+            auto const t0 = clock_type::now();
+            m.hits = m.run();
+            m.best = std::min(m.best, seconds_since(t0));
+            if (m.op == "query_hit" && m.hits != q)
+                fail(name + ": " + std::to_string(q - m.hits) + " false negatives");
+        }
+    }
+
+    auto limit = [&](std::string const& op, std::string const& mode) -> measurement const& {
+        for (auto const& m : ms)
+            if (m.op == op && m.mode == mode) return m;
+        std::abort();  // limit_modes() holds every mode
+    };
+    std::string const reference = reference_mode(o);
+    auto add = [&](std::string const& op, std::string const& mode, double rate, size_t hits) {
+        row x = base;
+        x.op = op;
+        x.mode = mode;
+        x.mops = rate;
+        if (op.rfind("limit_", 0) != 0) {
+            // Inserts against fetch_or, queries against loads, in the same batching (unbatched
+            // ones against the reference batching: what prefetching would allow them).
+            std::string const lim = op == "insert" ? "limit_fetch_or" : "limit_load";
+            std::string const lim_mode = mode == "unbatched" ? reference : mode;
+            x.ref = lim.substr(6) + "_" + lim_mode;
+            x.ref_mops = mops(q, limit(lim, lim_mode).best);
+        }
+        if (op == "query_miss") x.fpr = static_cast<double>(hits) / static_cast<double>(q);
+        out.push_back(x);
+    };
+    for (size_t i = 0; i < o.modes.size(); ++i)
+        add("insert", o.modes[i].name(), mops(n, insert_s[i]), 0);
+    for (auto const& m : ms) add(m.op, m.mode, mops(q, m.best), m.hits);
+}
+
+// ---- output -------------------------------------------------------------------------------------
+
+row const* find(std::vector<row> const& rows, std::string const& filter, unsigned threads,
+                std::string const& op, std::string const& mode) {
+    for (auto const& r : rows)
+        if (r.filter == filter && r.threads == threads && r.op == op && r.mode == mode) return &r;
+    return nullptr;
+}
+
+// Two markdown tables per size and thread count: the limits over each filter's bytes, then each
+// filter's rates with the fraction of the matching limit in parentheses.
+void print_tables(options const& o, std::vector<row> const& rows, unsigned slots_log2,
+                  unsigned threads) {
+    std::vector<std::string> names;
+    for (auto const& r : rows)
+        if (r.threads == threads && std::find(names.begin(), names.end(), r.filter) == names.end())
+            names.push_back(r.filter);
+    if (names.empty()) return;
+    auto const lms = limit_modes(o);
+    char const* const plural = threads == 1 ? "" : "s";
+    std::printf(
+        "\n### 2^%u slots, %u thread%s: limits, Mops/s over an array of each filter's "
+        "bytes\n\n| filter | MiB | access |",
+        slots_log2, threads, plural);
+    for (auto const& bt : lms) std::printf(" %s |", bt.name().c_str());
+    std::printf("\n|---|---|---|");
+    for (size_t i = 0; i < lms.size(); ++i) std::printf("---|");
+    std::printf("\n");
+    for (auto const& f : names) {
+        for (char const* op : {"limit_load", "limit_fetch_or"}) {
+            row const* any = find(rows, f, threads, op, "unbatched");
+            std::printf("| %s | %.1f | %s |", f.c_str(),
+                        static_cast<double>(any->bytes) / (1 << 20), op + 6);
+            for (auto const& bt : lms)
+                std::printf(" %.1f |", find(rows, f, threads, op, bt.name())->mops);
+            std::printf("\n");
+        }
+    }
+    std::printf(
+        "\n### 2^%u slots, %u thread%s: filters, Mops/s (fraction of the limit in the "
+        "same batching: fetch_or for inserts, loads for queries; unbatched rows against "
+        "%s)\n\n| filter | p | batching | insert | query hit | query miss | measured FPR |"
+        "\n|---|---|---|---|---|---|---|\n",
+        slots_log2, threads, plural, reference_mode(o).c_str());
+    for (auto const& f : names) {
+        for (auto const& bt : o.modes) {
+            std::printf("| %s | %g | %s |", f.c_str(),
+                        find(rows, f, threads, "insert", bt.name())->p, bt.name().c_str());
+            for (char const* op : {"insert", "query_hit", "query_miss"}) {
+                row const* r = find(rows, f, threads, op, bt.name());
+                std::printf(" %.2f (%.0f%%) |", r->mops, 100 * r->fraction());
+            }
+            std::printf(" %.5f |\n", find(rows, f, threads, "query_miss", bt.name())->fpr);
+        }
+    }
+    std::fflush(stdout);
+}
+
+void write_csv(std::string const& path, std::vector<row> const& rows) {
+    std::ofstream f(path);
+    f << "slots_log2,n,filter,p,bytes,threads,op,mode,mops,ref,ref_mops,fraction,fpr\n";
+    for (auto const& r : rows) {
+        char line[512];
+        std::snprintf(line, sizeof line, "%u,%zu,%s,%g,%zu,%u,%s,%s,%.4f,%s,", r.slots_log2, r.n,
+                      r.filter.c_str(), r.p, r.bytes, r.threads, r.op.c_str(), r.mode.c_str(),
+                      r.mops, r.ref.c_str());
+        f << line;
+        if (!r.ref.empty()) {
+            std::snprintf(line, sizeof line, "%.4f,%.4f", r.ref_mops, r.fraction());
+            f << line;
+        } else {
+            f << ',';
+        }
+        f << ',';
+        if (r.fpr >= 0) {
+            std::snprintf(line, sizeof line, "%.6f", r.fpr);
+            f << line;
+        }
+        f << '\n';
+    }
+    if (!f.flush()) fail("cannot write " + path);
+}
+
+std::vector<std::string> split(std::string const& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t const comma = s.find(',', start);
+        out.push_back(s.substr(start, comma - start));
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
+std::vector<unsigned> split_unsigned(std::string const& s) {
+    std::vector<unsigned> out;
+    for (auto const& x : split(s)) out.push_back(static_cast<unsigned>(std::stoul(x)));
+    return out;
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    auto usage = [&] {
+        std::fprintf(stderr,
+                     "usage: %s [--quick] [--slots-log2 L,..] [--threads T,..] [--fill F] "
+                     "[--fpr P] [--queries Q] [--rounds R] [--filters NAME,..] "
+                     "[--modes M,..] [--csv FILE]\n",
+                     argv[0]);
+        std::exit(2);
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string const a = argv[i];
+        bool const has_value = i + 1 < argc;
+        if (a == "--quick") {
+            o.slots_log2 = {20};
+            o.queries = 1'000'000;
+        } else if (!has_value) {
+            usage();
+        } else if (a == "--slots-log2") {
+            o.slots_log2 = split_unsigned(argv[++i]);
+        } else if (a == "--threads") {
+            o.threads = split_unsigned(argv[++i]);
+        } else if (a == "--fill") {
+            o.fill = std::stod(argv[++i]);
+        } else if (a == "--fpr") {
+            o.fpr = std::stod(argv[++i]);
+        } else if (a == "--queries") {
+            o.queries = std::stoul(argv[++i]);
+        } else if (a == "--rounds") {
+            o.rounds = std::stoi(argv[++i]);
+        } else if (a == "--modes") {
+            o.modes.clear();
+            for (auto const& m : split(argv[++i])) o.modes.push_back(parse_batching(m));
+        } else if (a == "--filters") {
+            o.filters = split(argv[++i]);
+        } else if (a == "--csv") {
+            o.csv = argv[++i];
+        } else {
+            usage();
+        }
+    }
+    if (!(o.fill > 0 && o.fill <= 0.9) || o.queries == 0 || o.rounds < 1 || o.threads.empty() ||
+        std::find(o.threads.begin(), o.threads.end(), 0u) != o.threads.end() ||
+        std::none_of(o.modes.begin(), o.modes.end(),
+                     [](batching b) { return b.kind != batching::none; }))
+        usage();
+    for (auto const& f : o.filters) (void)qmer::app::parse_filter_kind(f);  // unknown: throws
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    options const o = parse(argc, argv);
+    std::fprintf(stderr, "cores online: %u; load average at start: %s\n",
+                 std::thread::hardware_concurrency(), loadavg().c_str());
+    std::vector<row> all;
+    for (unsigned slots_log2 : o.slots_log2) {
+        size_t const n =
+            static_cast<size_t>(o.fill * std::ldexp(1.0, static_cast<int>(slots_log2)));
+        std::vector<row> rows;
+        for (unsigned threads : o.threads) {
+            for (size_t k = 0; k < std::size(qmer::app::filter_kind_names); ++k) {
+                auto const kind = static_cast<filter_kind>(k);
+                std::string const name(qmer::app::filter_kind_name(kind));
+                if (!o.filters.empty() &&
+                    std::find(o.filters.begin(), o.filters.end(), name) == o.filters.end())
+                    continue;
+                std::fprintf(stderr, "2^%u slots (n = %zu), %u thread(s): %s (load %s)\n",
+                             slots_log2, n, threads, name.c_str(), loadavg().c_str());
+                qmer::app::visit_filter_kind(kind, [&](auto constant) {
+                    measure_filter<decltype(constant)::value>(o, slots_log2, n, threads, rows);
+                });
+            }
+            print_tables(o, rows, slots_log2, threads);
+        }
+        all.insert(all.end(), rows.begin(), rows.end());
+        if (!o.csv.empty()) write_csv(o.csv, all);  // after each size: a long run keeps its rows
+    }
+    std::fprintf(stderr, "load average at end: %s\n", loadavg().c_str());
+    return 0;
+} catch (std::exception const& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+}
