@@ -68,12 +68,16 @@ void setup_query(CLI::App& app, query_options& o) {
         ->check(CLI::NonNegativeNumber);
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
         ->check(CLI::PositiveNumber);
+    app.add_flag("--quick", o.quick,
+                 "Stop looking up a read's k-mers once it has the hits to match (much faster on "
+                 "matching reads; their kmers/hits columns then count only the k-mers looked up)");
     app.add_flag("--interleaved", o.interleaved, "READS holds pairs, mate after mate");
     app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
     app.footer(
         "Examples:\n"
         "  qmer query lambda.qmer reads.fq.gz > verdicts.tsv\n"
         "  qmer query -t 8 --summary s.json --unmatched clean.fq.gz hosts.qmer sample.fq.gz\n"
+        "  qmer query --quick -o /dev/null --matched hits.fq.gz pathogen.qmer sample.fq.gz\n"
         "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv");
 }
 

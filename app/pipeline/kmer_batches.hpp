@@ -1,19 +1,24 @@
 #pragma once
 // The k-mer work of the parallel stage, shared by index and query: scan a sequence's canonical
-// k-mers, hash them, and hand them to the filter in small groups whose table locations were
-// prefetched first (DESIGN.md, performance rules: a filter larger than the cache is bound by memory
-// latency; issuing the loads of a group together overlaps their misses).
+// k-mers, hash them, and hand each to the filter a fixed number of k-mers after its table location
+// was prefetched (DESIGN.md, performance rules: a filter larger than the cache is bound by memory
+// latency; keeping a steady number of loads in flight overlaps their misses with each other and
+// with the scanning and hashing of the k-mers behind them).
 
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "core/kmer/hash.hpp"
 #include "core/kmer/scanner.hpp"
 
 namespace qmer::app {
 
-inline constexpr size_t prefetch_group = 16;
+// K-mers between a prefetch and its lookup. A core keeps ~10-12 L1 misses in flight (its fill
+// buffers); a larger distance only makes prefetches wait for a free buffer.
+inline constexpr size_t prefetch_distance = 8;
+static_assert((prefetch_distance & (prefetch_distance - 1)) == 0, "a power of two (ring index)");
 
 template <typename Filter>
 concept prefetching_filter = requires(Filter const& f, uint64_t h) {
@@ -31,27 +36,36 @@ bool contains_read_only(Filter const& filter, uint64_t h) noexcept {
     }
 }
 
-// Calls op(h) for the hash of every canonical k-mer of seq, in order, after prefetching groups of
-// them. Returns the number of k-mers.
+// Calls op(h) for the hash of every canonical k-mer of seq, in order, prefetch_distance k-mers
+// after prefetching it. If op returns bool, false stops the walk (a read whose verdict is settled).
+// Returns the number of k-mers handed to op.
 template <typename Filter, typename Op>
 uint64_t for_each_kmer_hash(Filter const& filter, kmer_scanner const& scanner, kmer_hasher hasher,
                             std::string_view seq, Op&& op) {
-    std::array<uint64_t, prefetch_group> hashes;
-    size_t pending = 0;
-    uint64_t count = 0;
-    auto flush = [&] {
-        for (size_t i = 0; i < pending; ++i) op(hashes[i]);
-        pending = 0;
+    constexpr bool can_stop = std::is_same_v<std::invoke_result_t<Op&, uint64_t>, bool>;
+    constexpr size_t ring_mask = prefetch_distance - 1;
+    std::array<uint64_t, prefetch_distance> ring;
+    uint64_t produced = 0, consumed = 0;
+    // Hands the oldest pending hash to op; false when op asked to stop.
+    auto consume = [&]() -> bool {
+        uint64_t const h = ring[consumed++ & ring_mask];
+        if constexpr (can_stop) {
+            return op(h);
+        } else {
+            op(h);
+            return true;
+        }
     };
-    scanner.for_each(seq, [&](uint64_t canonical, size_t) {
+    bool const finished = scanner.for_each(seq, [&](uint64_t canonical, size_t) -> bool {
         uint64_t const h = hasher(canonical);
         if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
-        hashes[pending++] = h;
-        ++count;
-        if (pending == prefetch_group) flush();
+        ring[produced++ & ring_mask] = h;
+        return produced - consumed < prefetch_distance || consume();
     });
-    flush();
-    return count;
+    if (finished)
+        while (consumed < produced && consume()) {
+        }
+    return consumed;
 }
 
 }  // namespace qmer::app

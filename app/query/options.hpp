@@ -18,6 +18,7 @@ struct query_options {
     int64_t min_hits = -1;           // < 0: the default verdict rule decides
     unsigned threads = 0;            // 0: all cores
     bool interleaved = false;
+    bool quick = false;  // stop a read's lookups once it is settled as a match
     bool quiet = false;
 };
 

@@ -107,12 +107,16 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
     rule.kmer_fpr = header.fpr;
     rule.min_hits = o.min_hits;
     rule.min_containment = o.min_containment;
-    std::string const rule_text =
+    std::string rule_text =
         rule.is_default()
             ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
                   std::to_string(header.fpr) + ")"
             : std::string("hits >= ") + std::to_string(std::max<int64_t>(o.min_hits, 0)) +
                   " and containment >= " + std::to_string(std::max(o.min_containment, 0.0));
+    if (o.quick)
+        rule_text +=
+            "; --quick: a read's lookups stop once it has the hits to match, so matched "
+            "reads' kmers and hits count only the k-mers looked up";
 
     index_description const described{index.path(), header.k,        header.filter,
                                       header.fpr,   header.elements, header.hash_seed};
@@ -148,9 +152,21 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
     batch_pool<query_chunk> pool(tokens);
     query_totals totals;
 
-    auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits) {
-        kmers += for_each_kmer_hash(filter, scanner, hasher, seq,
-                                    [&](uint64_t h) { hits += contains_read_only(filter, h); });
+    // The most k-mers a sequence can hold (one per position; invalid bases only remove some).
+    auto max_kmers = [k = uint64_t{header.k}](std::string_view seq) -> uint64_t {
+        return seq.size() >= k ? seq.size() - k + 1 : 0;
+    };
+    // Adds seq's k-mers and their hits; with --quick, stops once hits reach `settle`.
+    auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits, uint64_t settle) {
+        if (!o.quick) {
+            kmers += for_each_kmer_hash(filter, scanner, hasher, seq,
+                                        [&](uint64_t h) { hits += contains_read_only(filter, h); });
+        } else if (hits < settle) {
+            kmers += for_each_kmer_hash(filter, scanner, hasher, seq, [&](uint64_t h) {
+                hits += contains_read_only(filter, h);
+                return hits < settle;
+            });
+        }
     };
 
     tbb::parallel_pipeline(
@@ -178,8 +194,13 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
                             for (size_t i = 0; i < first.size(); ++i) {
                                 auto const r1 = first[i];
                                 uint64_t kmers = 0, hits = 0;
-                                count_hits(r1.sequence, kmers, hits);
-                                if (paired) count_hits(second[i].sequence, kmers, hits);
+                                uint64_t const settle =
+                                    o.quick ? rule.hits_settling_match(
+                                                  max_kmers(r1.sequence) +
+                                                  (paired ? max_kmers(second[i].sequence) : 0))
+                                            : 0;
+                                count_hits(r1.sequence, kmers, hits, settle);
+                                if (paired) count_hits(second[i].sequence, kmers, hits, settle);
                                 bool const match = rule.matches(kmers, hits);
                                 append_tsv_line(chunk->tsv, paired ? pair_id(r1.name) : r1.name,
                                                 kmers, hits, match);

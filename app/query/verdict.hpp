@@ -12,6 +12,7 @@
 // guess. With --min-hits or --min-containment the user's thresholds replace the default: a read
 // matches when hits >= min_hits (if given) and hits/kmers >= min_containment (if given).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -50,6 +51,21 @@ struct verdict_rule {
             static_cast<double>(hits) < min_containment * static_cast<double>(kmers))
             return false;
         return hits > 0 || (min_hits == 0 && min_containment <= 0);
+    }
+
+    // --quick: the hits after which a read with at most max_kmers k-mers matches whatever its
+    // other k-mers hold, so its lookups may stop. Sound because every threshold grows with kmers
+    // (P(Binomial(n, p) >= t) grows with n), and hits/looked-up >= hits/max_kmers. At least 1, so
+    // a read is never settled before one lookup (matches() needs kmers > 0).
+    uint64_t hits_settling_match(uint64_t max_kmers) const noexcept {
+        if (max_kmers == 0) return 1;
+        if (is_default()) return chance_threshold(max_kmers, kmer_fpr, tail);
+        uint64_t need = 1;
+        if (min_hits > 0) need = std::max(need, static_cast<uint64_t>(min_hits));
+        if (min_containment > 0)
+            need = std::max(need, static_cast<uint64_t>(
+                                      std::ceil(min_containment * static_cast<double>(max_kmers))));
+        return need;
     }
 };
 

@@ -274,4 +274,55 @@ TEST_F(index_query, info_reports_what_was_built) {
     EXPECT_NE(json.out.find("\"kmers_scanned\": 48482"), std::string::npos) << json.out;
 }
 
+// --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
+// their counts are then a prefix of the full ones.
+TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {
+    // Half the reads from lambda, half random: both verdicts occur.
+    std::string const genome = lambda_genome();
+    std::mt19937_64 rng(7);
+    std::string fq;
+    for (int i = 0; i < 400; ++i) {
+        std::string seq;
+        if (i % 2 == 0) {
+            seq = genome.substr(rng() % (genome.size() - 150), 150);
+        } else {
+            for (int j = 0; j < 150; ++j) seq += "ACGT"[rng() % 4];
+        }
+        fq += "@r" + std::to_string(i) + "\n" + seq + "\n+\n" + std::string(150, 'I') + "\n";
+    }
+    write_file("reads.fq", fq);
+    ASSERT_EQ(qmer({"index", "-o", "lambda.qmer", data("lambda_virus.fa.gz").string()}).exit_code,
+              0);
+    for (auto const& rule :
+         {std::vector<std::string>{}, {"--min-hits", "20"}, {"--min-containment", "0.5"}}) {
+        std::vector<std::string> full_args = {"query", "lambda.qmer", "reads.fq"};
+        full_args.insert(full_args.end(), rule.begin(), rule.end());
+        auto quick_args = full_args;
+        quick_args.push_back("--quick");
+        auto const full = qmer(full_args);
+        auto const quick = qmer(quick_args);
+        ASSERT_EQ(full.exit_code, 0) << full.err;
+        ASSERT_EQ(quick.exit_code, 0) << quick.err;
+        auto const a = tsv_rows(full.out), b = tsv_rows(quick.out);
+        ASSERT_EQ(a.size(), 400u);
+        ASSERT_EQ(b.size(), a.size());
+        size_t stopped = 0, matched = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            ASSERT_EQ(b[i][0], a[i][0]);
+            ASSERT_EQ(b[i][4], a[i][4]) << a[i][0];  // the verdict
+            if (a[i][4] == "0") {
+                EXPECT_EQ(b[i], a[i]);  // an unmatched read is looked up in full
+                continue;
+            }
+            ++matched;
+            EXPECT_LE(std::stoul(b[i][1]), std::stoul(a[i][1]));
+            EXPECT_LE(std::stoul(b[i][2]), std::stoul(a[i][2]));
+            stopped += std::stoul(b[i][1]) < std::stoul(a[i][1]);
+        }
+        EXPECT_EQ(matched, 200u);
+        EXPECT_GT(stopped, matched / 2) << "--quick should stop most matched reads early";
+        EXPECT_NE(quick.out.find("--quick"), std::string::npos);  // the preamble says so
+    }
+}
+
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -63,6 +65,35 @@ TEST(verdict, zero_thresholds_call_everything_with_kmers) {
     rule.min_hits = 0;
     EXPECT_TRUE(rule.matches(10, 0));
     EXPECT_FALSE(rule.matches(0, 0));
+}
+
+// --quick stops a read's lookups at hits_settling_match(max): every read with at most max k-mers
+// and that many hits must match, whatever its other k-mers hold, and (except for the rule that
+// calls everything) one hit fewer must not be enough at max k-mers, or --quick would stop late.
+TEST(verdict, settling_hits_decide_every_read_up_to_the_bound) {
+    auto rule_with = [](double p, int64_t hits, double containment) {
+        verdict_rule r;
+        r.kmer_fpr = p;
+        r.min_hits = hits;
+        r.min_containment = containment;
+        return r;
+    };
+    std::vector<verdict_rule> const rules = {
+        rule_with(1e-3, -1, -1),   rule_with(1.0 / 65536, -1, -1), rule_with(0, -1, -1),
+        rule_with(1e-2, -1, -1),   rule_with(1e-3, 10, -1),        rule_with(1e-3, -1, 0.5),
+        rule_with(1e-3, 60, 0.25), rule_with(1e-3, 0, -1)};
+    for (auto const& rule : rules) {
+        bool const calls_everything = rule.min_hits == 0 && rule.min_containment <= 0;
+        for (uint64_t max = 0; max <= 300; ++max) {
+            uint64_t const settle = rule.hits_settling_match(max);
+            ASSERT_GE(settle, 1u);
+            for (uint64_t n = std::max<uint64_t>(settle, 1); n <= max; ++n)
+                ASSERT_TRUE(rule.matches(n, settle)) << "max " << max << " n " << n;
+            if (!calls_everything && settle > 1 && settle <= max) {
+                EXPECT_FALSE(rule.matches(max, settle - 1)) << "max " << max;
+            }
+        }
+    }
 }
 
 }  // namespace
