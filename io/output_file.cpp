@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.hpp"
 
@@ -18,6 +19,16 @@ bool is_direct_output(std::string const& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return false;  // does not exist yet: a new regular file
     return !S_ISREG(st.st_mode);
+}
+
+void check_output_folder(std::string const& path) {
+    if (is_direct_output(path)) return;
+    std::filesystem::path const final_path(path);
+    std::string const folder =
+        final_path.has_parent_path() ? final_path.parent_path().string() : ".";
+    if (::access(folder.c_str(), W_OK | X_OK) != 0)
+        throw output_error("'" + path + "': cannot create a file in folder '" + folder +
+                           "': " + std::strerror(errno));
 }
 
 namespace {

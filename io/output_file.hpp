@@ -61,4 +61,8 @@ class output_file {
 // True for "-" and for paths that exist and are not regular files (devices, pipes, sockets).
 bool is_direct_output(std::string const& path);
 
+// Throws the output_error output_file would if path's folder cannot take a new file, creating
+// nothing: lets a long job fail before its work, not after it.
+void check_output_folder(std::string const& path);
+
 }  // namespace qmer::io

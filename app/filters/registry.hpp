@@ -65,6 +65,9 @@ struct filter_plan {
     uint64_t expected = 0;   // distinct k-mers expected (0: unknown; fixed filters get a count)
     double fpr = 0.001;      // false-positive bound per k-mer
     bool cascading = false;  // expandable filter: cascading inserts
+    // `expected` was measured (a distinct-count estimate of the references), not guessed: a
+    // growing filter may then start at the size it will end at.
+    bool expected_measured = false;
 };
 
 // Save, load and params shared by every codec.
@@ -88,7 +91,12 @@ template <>
 struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter> {
     static constexpr bool grows = true;
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
-        return std::make_unique<filter_type>(plan.expected, plan.fpr, plan.cascading);
+        qf::expandable_options o;
+        o.expected_elements = plan.expected;
+        o.max_false_positive_rate = plan.fpr;
+        o.cascading = plan.cascading;
+        o.first_level_at_final_size = plan.expected_measured;
+        return std::make_unique<filter_type>(o);
     }
 };
 

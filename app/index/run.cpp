@@ -22,7 +22,9 @@
 #include "app/index/options.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
+#include "core/sketch/hyperloglog.hpp"
 #include "io/index_file.hpp"
+#include "io/output_file.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace qmer::app {
@@ -180,10 +182,46 @@ void insert_references(Filter& filter, index_options const& o, unsigned threads,
                              "which grows");
 }
 
+// The distinct-count pass, driven through insert_references() like a filter: every k-mer's hash
+// goes into a HyperLogLog sketch (16 KiB, 0.81% standard error).
+struct distinct_counter {
+    sketch::hyperloglog sketch;
+    insert_result insert(uint64_t h) noexcept {
+        sketch.add(h);
+        return insert_result::inserted;
+    }
+    size_t memory_bytes() const noexcept { return sketch.memory_bytes(); }
+    size_t size() const noexcept { return 0; }
+};
+
+// Only regular files can be read twice (not stdin, a pipe or a process substitution).
+bool all_rereadable(std::vector<std::string> const& paths) {
+    for (auto const& p : paths) {
+        std::error_code ec;
+        if (p == "-" || !std::filesystem::is_regular_file(p, ec)) return false;
+    }
+    return true;
+}
+
+// A growing filter's first level sized from the references' distinct k-mers, counted in a first
+// pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
+// migrates the whole level), and the level ends as full as the estimate allows. The estimate is
+// raised by 3 standard errors, so level 0 holds every k-mer but about 1 time in 1000.
+uint64_t estimate_distinct_kmers(index_options const& o, unsigned threads) {
+    progress_meter silent("", true);  // the build's closing line stays the command's one line
+    distinct_counter counter;
+    build_counts counts;
+    insert_references(counter, o, threads, counts, silent, ~uint64_t{0});
+    double const estimate = counter.sketch.estimate();
+    return static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) +
+           1;
+}
+
 template <filter_kind Kind>
 void build_index(index_options const& o, unsigned threads) {
     using codec = filter_codec<Kind>;
     using filter_t = typename codec::filter_type;
+    io::check_output_folder(o.output);  // fail before the work, not after it
     progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet);
 
     std::unique_ptr<filter_t> filter;
@@ -202,10 +240,18 @@ void build_index(index_options const& o, unsigned threads) {
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
-        if (expected == 0)
-            expected = codec::grows ? estimate_kmers_from_sizes(o.references)
-                                    : count_kmer_positions(o, kmer_scanner(o.k));
-        filter = codec::create({expected, o.fpr, o.cascading});
+        bool measured = false;
+        if (expected == 0 && codec::grows) {
+            measured = all_rereadable(o.references);
+            expected = measured ? estimate_distinct_kmers(o, threads)
+                                : estimate_kmers_from_sizes(o.references);
+        } else if (expected == 0) {
+            expected = count_kmer_positions(o, kmer_scanner(o.k));
+        }
+        filter = codec::create({.expected = expected,
+                                .fpr = o.fpr,
+                                .cascading = o.cascading,
+                                .expected_measured = measured});
         header.k = o.k;
         header.hash_seed = o.seed;
         header.filter = o.filter;

@@ -97,6 +97,10 @@ struct expandable_options {
     // 13-15% of the insert rate and 10-16% of successful queries, for the same memory and FPR
     // (bench/qf/GROWING.md).
     bool cascading = false;
+    // expected_elements is a measured estimate (qmer index counts the references' distinct
+    // k-mers first), not a guess: level 0 then starts at its final size instead of 1/8 of it, so
+    // it never migrates. Only level 0: later levels hold what the estimate missed.
+    bool first_level_at_final_size = false;
     // Query sealed lower levels without locks (locally_locked_filter::contains_final; see
     // "Sealed levels" at the top). Ignored with cascading, whose inserts still write lower levels.
     // A switch so the benchmark can compare both paths in one process.
@@ -107,7 +111,7 @@ struct expandable_options {
 struct expandable_level_stats {
     unsigned quotient_bits = 0, remainder_bits = 0;  // current geometry
     unsigned final_quotient_bits = 0;                // the level stops growing at 2^this slots
-    unsigned growths = 0;                            // doublings done (0..3)
+    unsigned growths = 0;                            // doublings done in this process (0..3)
     size_t size = 0;                                 // elements stored
     size_t capacity = 0;                             // canonical slots of the current table
     size_t total_slots = 0;                          // with the overflow area
@@ -297,7 +301,7 @@ class expandable_filter {
             s.quotient_bits = g.quotient_bits;
             s.remainder_bits = g.remainder_bits;
             s.final_quotient_bits = q0_ + j;
-            s.growths = g.quotient_bits + level_growths - s.final_quotient_bits;
+            s.growths = static_cast<unsigned>(l.growths());
             s.size = l.size();
             s.capacity = l.capacity();
             s.total_slots = l.total_slots();
@@ -449,8 +453,9 @@ class expandable_filter {
         if (level_count_.load(std::memory_order_relaxed) != n) return true;
         if (n >= max_levels || !level_possible(n)) return false;
         geometry const g = final_geometry(n);
+        unsigned const growths = n == 0 && options_.first_level_at_final_size ? 0 : level_growths;
         levels_[n] = std::make_unique<locally_locked_filter>(
-            g.quotient_bits - level_growths, g.remainder_bits + level_growths, level_policy(n));
+            g.quotient_bits - growths, g.remainder_bits + growths, level_policy(n));
         // seq_cst: the release that publishes the built level, and the store side of the
         // writers_ handshake (see "Sealed levels" at the top).
         level_count_.store(n + 1, std::memory_order_seq_cst);

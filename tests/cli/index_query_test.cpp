@@ -274,6 +274,44 @@ TEST_F(index_query, info_reports_what_was_built) {
     EXPECT_NE(json.out.find("\"kmers_scanned\": 48482"), std::string::npos) << json.out;
 }
 
+// From files, the default index first counts the distinct k-mers (HyperLogLog) and builds level
+// 0 at its final size: filter_params holds Q0 (index 6) and level 0's current quotient bits
+// (index 8). From stdin, which cannot be read twice, it starts small and grows. Both call the
+// same reads.
+TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
+    auto params_of = [&](std::string const& index) {
+        auto const json = qmer({"info", "--json", index});
+        EXPECT_EQ(json.exit_code, 0) << json.err;
+        auto const at = json.out.find("\"filter_params\": [");
+        EXPECT_NE(at, std::string::npos) << json.out;
+        std::vector<uint64_t> out;
+        std::istringstream in(json.out.substr(at + 18, json.out.find(']', at) - at - 18));
+        std::string v;
+        while (std::getline(in, v, ',')) out.push_back(std::stoull(v));
+        return out;
+    };
+    write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
+    ASSERT_EQ(qmer({"index", "-o", "file.qmer", "lambda.fa"}).exit_code, 0);
+    ASSERT_EQ(qmer({"index", "-o", "stdin.qmer", "-"}, "lambda.fa").exit_code, 0);
+    auto const file = params_of("file.qmer"), piped = params_of("stdin.qmer");
+    ASSERT_GE(file.size(), 12u);
+    ASSERT_GE(piped.size(), 12u);
+    EXPECT_EQ(file[5], 1u) << "one level";
+    EXPECT_EQ(file[8], file[6]) << "level 0 built at its final size";
+    EXPECT_LT(piped[8], piped[6]) << "a guessed level 0 starts small";
+    // 48,464 distinct 31-mers: the estimate (+3 standard errors) must cover them in one level
+    // without wasting more than one doubling.
+    EXPECT_GE(0.9 * std::ldexp(1.0, static_cast<int>(file[6])), 48464.0);
+    EXPECT_LT(0.9 * std::ldexp(1.0, static_cast<int>(file[6]) - 2), 48464.0);
+    auto const a = qmer({"query", "file.qmer", data("lambda_reads_1.fq.gz").string()});
+    auto const b = qmer({"query", "stdin.qmer", data("lambda_reads_1.fq.gz").string()});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+}
+
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
 // their counts are then a prefix of the full ones.
 TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {

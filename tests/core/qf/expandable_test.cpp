@@ -427,6 +427,37 @@ TEST(expandable, freeze_seals_every_level_and_refuses_inserts) {
     }
 }
 
+// first_level_at_final_size: level 0 is built at its final geometry and never doubles while
+// the estimate holds; what the estimate missed goes to level 1, which starts at 1/8 as usual, and
+// every key stays present; the bound holds, and the stack reads back from its arrays.
+TEST(expandable, first_level_at_final_size_never_migrates) {
+    uint64_t const expected = 30000;
+    qf::expandable_options o;
+    o.expected_elements = expected;
+    o.max_false_positive_rate = 1.0 / 1024;
+    o.first_level_at_final_size = true;
+    expandable_filter f(o);
+    ASSERT_EQ(f.levels(), 1u);
+    EXPECT_EQ(f.level(0).geometry().quotient_bits, f.first_level_final_geometry().quotient_bits);
+    EXPECT_EQ(f.level(0).geometry().remainder_bits, f.first_level_final_geometry().remainder_bits);
+    auto const keys = distinct_keys(expected, 71);
+    for (uint64_t k : keys) ASSERT_NE(f.insert(k), insert_result::full);
+    EXPECT_EQ(f.levels(), 1u);
+    EXPECT_EQ(f.level_stats()[0].growths, 0u);
+    // Twice the estimate: the rest spills into level 1, which grows from its usual 1/8 start.
+    auto const more = distinct_keys(3 * expected, 72);
+    for (uint64_t k : more) ASSERT_NE(f.insert(k), insert_result::full);
+    ASSERT_GE(f.levels(), 2u);
+    EXPECT_EQ(f.level_stats()[0].growths, 0u);
+    EXPECT_GT(f.level_stats()[1].growths, 0u);
+    for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
+    for (uint64_t k : more) ASSERT_TRUE(f.contains(k));
+    EXPECT_LE(union_fpr(f), o.max_false_positive_rate);
+    auto const arrays = f.arrays();
+    auto g = expandable_filter::from_arrays(arrays);
+    for (uint64_t k : keys) ASSERT_TRUE(g->contains(k));
+}
+
 // release_retired_tables(): memory falls to the live tables, answers do not change, and the
 // filter keeps growing afterwards.
 TEST(expandable, release_retired_tables_keeps_the_answers) {
