@@ -47,20 +47,21 @@
 //
 // Sealed levels (section 4 queries lower levels without locks): a level below the top takes no
 // new ordinary insert, but inserts that loaded the old level count may still be running on it. Each
-// ordinary insert announces itself in writers_[level] (seq_cst), then re-reads the level count
-// (seq_cst) and backs off to the new top if the level was pushed over; the pusher stores the count
-// (seq_cst) and then reads writers_. Dekker's pattern: an insert either sees the new count or is
-// seen by whoever checks writers_ after the push. A level j is sealed (sealed_[j], release) by a
-// thread that reads, in this order, a level count above j + 1 and writers_[j] == 0: the pusher
-// after its push, and every insert leaving level j. Reading the count first matters: an insert
-// that announces itself after that writers_ read comes later in the seq_cst order than the count
-// read, so it sees the new count and backs off without touching the level. The last real writer
-// to leave either is seen by the pusher's read, or leaves after it and then sees the new count
-// and seals. The writers_ read that saw 0 read the last writer's decrement (a release sequence of
-// RMWs), so every write to the level happens-before the seal, and a query that loads sealed_[j]
-// (acquire) reads the level with contains_final(): plain loads, no read-lock CAS. With cascading
-// inserts no level is sealed (try_insert_into_empty_canonical writes lower levels). freeze() seals
-// every level, the top included, in both modes, for a filter that only answers queries.
+// ordinary insert announces itself in writers_ (seq_cst; striped by thread), then re-reads the
+// level count (seq_cst) and backs off to the new top if the level was pushed over; the pusher
+// stores the count (seq_cst) and then reads writers_. Dekker's pattern: an insert either sees the
+// new count or is seen by whoever checks writers_ after the push. A level j is sealed (sealed_[j],
+// release) by a thread that reads, in this order, a level count above j + 1 and writers_[j] == 0:
+// the pusher after its push, and every insert leaving level j. Reading the count first matters: an
+// insert that announces itself after that writers_ read comes later in the seq_cst order than the
+// count read, so it sees the new count and backs off without touching the level. The last real
+// writer to leave either is seen by the pusher's read, or leaves after it and then sees the new
+// count and seals. The writers_ read that saw 0 read the last writer's decrement (a release
+// sequence of RMWs), so every write to the level happens-before the seal, and a query that loads
+// sealed_[j] (acquire) reads the level with contains_final(): plain loads, no read-lock CAS. With
+// cascading inserts no level is sealed (try_insert_into_empty_canonical writes lower levels).
+// freeze() seals every level, the top included, in both modes, for a filter that only answers
+// queries.
 //
 // Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
@@ -166,13 +167,14 @@ class expandable_filter {
             }
             locally_locked_filter& top = *levels_[n - 1];
             // Announce, then check the level is still the top (see "Sealed levels" at the top).
-            writers_[n - 1].fetch_add(1, std::memory_order_seq_cst);
+            auto& announced = writers_[writer_stripe()].level[n - 1];
+            announced.fetch_add(1, std::memory_order_seq_cst);
             if (level_count_.load(std::memory_order_seq_cst) != n) {
-                leave(n - 1);
+                leave(announced, n - 1);
                 continue;  // pushed over: check the old top as a lower level, insert on the new
             }
             insert_result const result = top.insert(h);
-            leave(n - 1);
+            leave(announced, n - 1);
             switch (result) {
                 case insert_result::inserted:
                     if (top.geometry().quotient_bits >= q0_ + n - 1 &&
@@ -469,10 +471,18 @@ class expandable_filter {
                                                           : levels_[j]->contains(h);
     }
 
-    // An ordinary insert leaves level j: seal j if it is no longer the top and was the last one.
-    void leave(unsigned j) {
-        writers_[j].fetch_sub(1, std::memory_order_seq_cst);
+    // An ordinary insert leaves level j (from the stripe it announced on): seal j if it is no
+    // longer the top and was the last one.
+    void leave(std::atomic<unsigned>& announced, unsigned j) {
+        announced.fetch_sub(1, std::memory_order_seq_cst);
         try_seal(j);
+    }
+
+    // The calling thread's announcement stripe: its id, mixed (thread ids are aligned addresses,
+    // whose low bits are all alike), so concurrent inserters mostly land on different stripes.
+    static unsigned writer_stripe() noexcept {
+        uint64_t const id = std::hash<std::thread::id>{}(std::this_thread::get_id());
+        return static_cast<unsigned>((id * 0x9E3779B97F4A7C15ULL) >> 60) % writer_stripes;
     }
 
     // Seals level j when a level count above j + 1 and then no writer on j are seen, in that order
@@ -481,7 +491,11 @@ class expandable_filter {
         if (options_.cascading || !options_.lock_free_sealed_levels) return;
         if (sealed_[j].load(std::memory_order_relaxed)) return;  // only a shortcut
         if (level_count_.load(std::memory_order_seq_cst) <= j + 1) return;
-        if (writers_[j].load(std::memory_order_seq_cst) != 0) return;
+        // Summing the stripes one by one is as good as one counter: an insert that announces on a
+        // stripe after its read here is later in the seq_cst order than the count read above, so
+        // it sees the new count and backs off; every read of 0 reads the last leaver's decrement.
+        for (auto const& stripe : writers_)
+            if (stripe.level[j].load(std::memory_order_seq_cst) != 0) return;
         // release: hands the level's final contents to queries that load true with acquire.
         sealed_[j].store(true, std::memory_order_release);
     }
@@ -489,10 +503,17 @@ class expandable_filter {
     expandable_options options_;
     unsigned q0_ = 0, r0_ = 0;  // level 0's final geometry
     std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;
-    std::atomic<unsigned> level_count_{0};
+    // Read by every operation, written only by a push: a line of its own, so the announcements
+    // below never invalidate it.
+    alignas(64) std::atomic<unsigned> level_count_{0};
     std::mutex push_mutex_;
-    // Ordinary inserts in flight per level, and whether a level is sealed (see top).
-    std::array<std::atomic<unsigned>, max_levels> writers_{};
+    // Ordinary inserts in flight per level (see top), striped by thread: with one shared counter,
+    // the two RMWs every insert makes moved one cache line between the inserting cores.
+    static constexpr unsigned writer_stripes = 16;
+    struct alignas(64) writer_counts {
+        std::array<std::atomic<unsigned>, max_levels> level{};
+    };
+    std::array<writer_counts, writer_stripes> writers_{};
     std::array<std::atomic<bool>, max_levels> sealed_{};
     bool frozen_ = false;  // set by freeze() at a quiescent point, read by insert()
 };
