@@ -118,6 +118,8 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
             "; --quick: a read's lookups stop once it has the hits to match, so matched "
             "reads' kmers and hits count only the k-mers looked up";
 
+    verdict_table const verdicts(rule);
+
     index_description const described{index.path(), header.k,        header.filter,
                                       header.fpr,   header.elements, header.hash_seed};
     // 1 MB of sequence per batch (~7,000 reads of 150 bp): per-batch costs stay negligible, and
@@ -195,13 +197,13 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
                                 auto const r1 = first[i];
                                 uint64_t kmers = 0, hits = 0;
                                 uint64_t const settle =
-                                    o.quick ? rule.hits_settling_match(
+                                    o.quick ? verdicts.hits_settling_match(
                                                   max_kmers(r1.sequence) +
                                                   (paired ? max_kmers(second[i].sequence) : 0))
                                             : 0;
                                 count_hits(r1.sequence, kmers, hits, settle);
                                 if (paired) count_hits(second[i].sequence, kmers, hits, settle);
-                                bool const match = rule.matches(kmers, hits);
+                                bool const match = verdicts.matches(kmers, hits);
                                 append_tsv_line(chunk->tsv, paired ? pair_id(r1.name) : r1.name,
                                                 kmers, hits, match);
                                 t.bases +=

@@ -222,6 +222,10 @@ for rep in $(seq 1 "$reps"); do
                 run_timed "$scratch/$v.query.log" -- "$qmer" query -q -t "$threads" -o /dev/null --summary "$scratch/s.json" "$idx/$v.qmer" "$f"
                 row "$v" query big "$set" "$fmt" "$rep" 0 "$(json_field "$scratch/s.json" reads)" "$(json_field "$scratch/s.json" matched)" NA
             done
+            # --quick: the default index, lookups stopped once a read's hits settle its match (BBDuk
+            # also stops at a read's first hit).
+            run_timed "$scratch/qmer-quick.query.log" -- "$qmer" query --quick -q -t "$threads" -o /dev/null --summary "$scratch/s.json" "$idx/qmer.qmer" "$f"
+            row qmer-quick query big "$set" "$fmt" "$rep" 0 "$(json_field "$scratch/s.json" reads)" "$(json_field "$scratch/s.json" matched)" NA
         done
         f=$(fmt_file "$set" gz)
         # BBDuk builds its k-mer table from ref= on every run; "Processing time" is the reads alone.

@@ -96,4 +96,21 @@ TEST(verdict, settling_hits_decide_every_read_up_to_the_bound) {
     }
 }
 
+// The table answers exactly as the rule, inside and past its precomputed range.
+TEST(verdict, table_answers_as_the_rule) {
+    for (double p : {0.0, 1e-3, 1e-2}) {
+        for (int64_t min_hits : {int64_t{-1}, int64_t{5}}) {
+            verdict_rule rule;
+            rule.kmer_fpr = p;
+            rule.min_hits = min_hits;
+            qmer::app::verdict_table const table(rule, 300);
+            for (uint64_t n : {0u, 1u, 2u, 31u, 120u, 299u, 300u, 301u, 1000u}) {
+                ASSERT_EQ(table.hits_settling_match(n), rule.hits_settling_match(n)) << n;
+                for (uint64_t h = 0; h <= std::min<uint64_t>(n, 40); ++h)
+                    ASSERT_EQ(table.matches(n, h), rule.matches(n, h)) << p << " " << n << " " << h;
+            }
+        }
+    }
+}
+
 }  // namespace
