@@ -2,8 +2,9 @@
 // Moving a filter between memory and the index file: the filter's arrays (core/filter/filter.hpp,
 // filter_array) become the index file's sections and back. filter_state<F> adapts each filter's
 // own API (arrays()/from_arrays() where a filter has them, its restore or word constructor
-// otherwise). Geometry a filter refuses is a damaged index, reported as index_error naming the
-// file.
+// otherwise). Geometry a filter refuses, and quotient filter tables whose status bits do not
+// describe a quiescent, consistent table (core/qf/table_check.hpp), are a damaged index, reported
+// as index_error naming the file.
 
 #include <bit>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
+#include "core/qf/table_check.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
@@ -45,6 +47,17 @@ inline void check_slots_fit(uint64_t slots, uint64_t slot_bits, size_t words, ch
         throw std::invalid_argument(std::string(what) + ": more slots than the saved words hold");
 }
 
+// The filters trust their tables: a saved lock state or runs that contradict their status bits
+// make inserts and queries wait forever or index outside the table (found by fuzzing crafted
+// files, fuzz/README.md). Checked once, on the saved words, before a filter adopts them.
+inline void check_quotient_table(std::span<uint64_t const> words, unsigned quotient_bits,
+                                 unsigned remainder_bits, uint64_t total_slots,
+                                 qf::status_bits bits, std::string const& what) {
+    std::string const why =
+        qf::check_table(words, {remainder_bits, uint64_t{1} << quotient_bits, total_slots}, bits);
+    if (!why.empty()) throw std::invalid_argument(what + ": " + why);
+}
+
 // The locally locked QF (with or without bounded growing): (q, r, total slots, size, growing,
 // grow_at x 1e6) and the current table's groups.
 template <>
@@ -61,10 +74,21 @@ struct filter_state<qf::locally_locked_filter> {
             throw std::invalid_argument(
                 "locally locked filter: expected one array of 6 parameters");
         auto const& p = arrays[0].params;
-        if (p[0] > 48 || p[1] > 64)
+        // The ranges qf::geometry::validate() accepts, checked before anything is allocated.
+        if (p[0] < 1 || p[0] > 40 || p[1] < 1 || p[1] > 61)
             throw std::invalid_argument("locally locked filter: bad geometry");
         check_slots_fit(p[2], p[1] + 3, arrays[0].words.size(), "locally locked filter");
+        if (p[3] > p[2])
+            throw std::invalid_argument("locally locked filter: more elements than slots");
+        // A growing filter doubles whenever its fill reaches grow_at: a crafted fill near 0 would
+        // double it at every insert, up to 2^40 slots. qmer writes 0.9; the range is the one the
+        // expandable filter accepts for its levels.
         qf::growing_policy const policy{p[4] != 0, static_cast<double>(p[5]) / 1e6};
+        if (p[4] > 1 || (policy.enabled && !(policy.grow_at >= 0.25 && policy.grow_at <= 0.98)))
+            throw std::invalid_argument("locally locked filter: bad growing parameters");
+        check_quotient_table(arrays[0].words, static_cast<unsigned>(p[0]),
+                             static_cast<unsigned>(p[1]), p[2], qf::sequential_status_bits,
+                             "locally locked filter");
         return std::make_unique<qf::locally_locked_filter>(static_cast<unsigned>(p[0]),
                                                            static_cast<unsigned>(p[1]), p[2],
                                                            arrays[0].words, p[3], policy);
@@ -91,10 +115,16 @@ template <>
 struct filter_state<qf::expandable_filter> {
     static std::vector<filter_array> arrays(qf::expandable_filter const& f) { return f.arrays(); }
     static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
-        for (size_t j = 1; j < a.size(); ++j)
-            if (a[j].params.size() == 4 && a[j].params[1] <= 61)
-                check_slots_fit(a[j].params[2], a[j].params[1] + 3, a[j].words.size(),
-                                "expandable filter level");
+        for (size_t j = 1; j < a.size(); ++j) {
+            auto const& p = a[j].params;
+            if (p.size() != 4 || p[1] > 61) continue;  // from_arrays refuses these
+            std::string const what = "expandable filter level " + std::to_string(j - 1);
+            check_slots_fit(p[2], p[1] + 3, a[j].words.size(), what.c_str());
+            if (p[0] >= 1 && p[0] <= 40 && p[1] >= 1)  // others: from_arrays refuses them
+                check_quotient_table(a[j].words, static_cast<unsigned>(p[0]),
+                                     static_cast<unsigned>(p[1]), p[2], qf::sequential_status_bits,
+                                     what);
+        }
         return qf::expandable_filter::from_arrays(a);
     }
 };
@@ -107,11 +137,17 @@ struct filter_state<qf::externally_locked> {
             {{f.quotient_bits(), f.remainder_bits(), f.size()}, atomic_words(f.slots().groups())}};
     }
     static std::unique_ptr<qf::externally_locked> from_arrays(std::span<filter_array const> a) {
-        if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] > 48 || a[0].params[1] > 64)
+        if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] < 1 || a[0].params[0] > 40 ||
+            a[0].params[1] < 1 || a[0].params[1] > 61)
             throw std::invalid_argument(
                 "externally locked filter: expected one array (q, r, size)");
         check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
                         "externally locked filter");
+        check_quotient_table(
+            a[0].words, static_cast<unsigned>(a[0].params[0]),
+            static_cast<unsigned>(a[0].params[1]),
+            (uint64_t{1} << a[0].params[0]) + qf::externally_locked::overflow_slots,
+            qf::externally_locked_status_bits, "externally locked filter");
         auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),
                                                          static_cast<unsigned>(a[0].params[1]));
         f->restore(a[0].words, a[0].params[2]);

@@ -8,12 +8,9 @@
 // Every such file must be refused as a damaged index, before any allocation.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <functional>
+#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "app/filters/persistence.hpp"
 #include "core/bloom/blocked_bloom_filter.hpp"
@@ -24,22 +21,13 @@
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
+#include "crafted_index_fixture.hpp"
 #include "io/index_file.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-using qmer::filter_array;
-
-class index_geometry_allocates_before_check : public ::testing::Test {
+class index_geometry_allocates_before_check : public qmer::test::crafted_index_test {
   protected:
-    void SetUp() override {
-        std::string templ = (fs::temp_directory_path() / "qmer-regression-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-        dir_ = templ;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     // Saves filter's arrays with params[which] replaced by value, sealed with a valid checksum,
     // and loads the file as filter type F.
     template <typename F>
@@ -48,24 +36,9 @@ class index_geometry_allocates_before_check : public ::testing::Test {
         ASSERT_EQ(arrays.size(), 1u);
         ASSERT_LT(which, arrays[0].params.size());
         arrays[0].params[which] = value;
-        std::string const path = (dir_ / "crafted.qmer").string();
-        {
-            qmer::io::index_header header;
-            header.filter = "crafted";
-            qmer::io::index_writer writer(path, header);
-            writer.add_section(arrays[0].params, arrays[0].words);
-            writer.commit();
-        }
-        qmer::io::index_file const index(path);  // the checksum is valid: this loads
-        try {
-            auto loaded = qmer::app::load_filter<F>(index);
-            ADD_FAILURE() << "parameter " << which << " = " << value << " was accepted";
-        } catch (qmer::index_error const& e) {
-            EXPECT_NE(std::string(e.what()).find("damaged index"), std::string::npos) << e.what();
-        }
+        expect_damaged<F>(arrays, "",
+                          "parameter " + std::to_string(which) + " = " + std::to_string(value));
     }
-
-    fs::path dir_;
 };
 
 TEST_F(index_geometry_allocates_before_check, locally_locked_slot_count) {
@@ -89,11 +62,17 @@ TEST_F(index_geometry_allocates_before_check, linear_probing_quotient_bits) {
 TEST_F(index_geometry_allocates_before_check, bloom_bits) {
     qmer::bloom_filter const f(100, 0.01);
     expect_refused(f, 0, uint64_t{1} << 62);
+    // Geometry the constructor itself refuses (as a user's parameter, usage_error: exit 2) is a
+    // damaged index when it comes from a file (found by index_damage_fuzz, resealed edits).
+    expect_refused(f, 0, 0);   // no bits
+    expect_refused(f, 1, 60);  // more probes than the filter makes
 }
 
 TEST_F(index_geometry_allocates_before_check, blocked_bloom_blocks) {
     qmer::blocked_bloom_filter const f(100, 0.01);
     expect_refused(f, 0, uint64_t{1} << 55);
+    expect_refused(f, 0, 0);   // no blocks
+    expect_refused(f, 1, 60);  // more probes than the filter makes
 }
 
 TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
@@ -103,14 +82,7 @@ TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
     ASSERT_GE(arrays.size(), 2u);
     ASSERT_EQ(arrays[1].params.size(), 4u);
     arrays[1].params[2] = uint64_t{1} << 60;  // the first level's total slots
-    std::string const path = (dir_ / "crafted.qmer").string();
-    {
-        qmer::io::index_writer writer(path, qmer::io::index_header{});
-        for (auto const& a : arrays) writer.add_section(a.params, a.words);
-        writer.commit();
-    }
-    qmer::io::index_file const index(path);
-    EXPECT_THROW(qmer::app::load_filter<qmer::qf::expandable_filter>(index), qmer::index_error);
+    expect_damaged<qmer::qf::expandable_filter>(arrays, "", "2^60 slots in level 0");
 }
 
 TEST_F(index_geometry_allocates_before_check, cuckoo_buckets) {

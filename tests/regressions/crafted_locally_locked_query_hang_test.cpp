@@ -1,0 +1,85 @@
+// Regression (found by the fuzz target index_crafted_query, an opt-in variant of
+// fuzz/index_damage_fuzz that also queried crafted files, merged into it since): an expandable
+// index whose checksum is valid but whose level 0 table has status bits no filter writes made
+// `qmer index --append` spin forever (a lock state, or runs that contradict the occupied bits;
+// with --filter locally-locked, queries too). The loaders checked the tables' geometry, not their
+// contents. Loading now checks every quotient filter table (core/qf/table_check.hpp): such a
+// file is a damaged index, exit code 4, naming the file, before any insert or query.
+//
+// The finding (fuzz/findings/crafted_locally_locked_query_hang.bin) is an edit script of the
+// index_damage targets: fuzz/index_damage.hpp rebuilds the index it edits, and the test runs the
+// real binary on the result with a time limit, so a hang fails the test instead of blocking it.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cli/cli_fixture.hpp"
+#include "fuzz/index_damage.hpp"
+
+namespace {
+
+class crafted_locally_locked_query_hang : public qmer::test::cli_test {
+  protected:
+    // The finding's bytes as a file in the test folder.
+    void write_finding(std::string const& name) {
+        std::ifstream in(
+            std::string(QMER_SOURCE_DIR) + "/fuzz/findings/crafted_locally_locked_query_hang.bin",
+            std::ios::binary);
+        std::vector<uint8_t> const script{std::istreambuf_iterator<char>(in),
+                                          std::istreambuf_iterator<char>()};
+        ASSERT_GE(script.size(), 2u);
+        auto const indexes = qmer::fuzz::build_valid_indexes();
+        auto const crafted = qmer::fuzz::apply_edit_script(indexes, script.data(), script.size());
+        ASSERT_NE(crafted.original, nullptr);
+        ASSERT_TRUE(crafted.resealed) << "the finding is a crafted file with a valid checksum";
+        ASSERT_NE(crafted.bytes, crafted.original->bytes);
+        std::ofstream out(dir() / name, std::ios::binary);
+        out.write(reinterpret_cast<char const*>(crafted.bytes.data()),
+                  static_cast<std::streamsize>(crafted.bytes.size()));
+    }
+
+    // `qmer ARGS` under timeout(1), so that a hang fails the test; stderr goes to err.txt.
+    qmer::test::cli_result run_limited(std::string const& args) {
+        auto r = shell("timeout -k 5 60 \"$QMER\" " + args + " > out.txt 2> err.txt");
+        r.err = slurp(dir() / "err.txt");
+        return r;
+    }
+
+    static void expect_damaged_index(qmer::test::cli_result const& r) {
+        // timeout(1) exits 124 after its TERM, 137 after its KILL (a spinning qmer never gets to
+        // its interrupt check).
+        EXPECT_TRUE(r.exit_code != 124 && r.exit_code != 137) << "timed out: still hangs";
+        EXPECT_EQ(r.exit_code, 4) << r.err;
+        EXPECT_EQ(r.signal, 0);
+        EXPECT_NE(r.err.find("qmer: error: 'crafted.qmer': damaged index"), std::string::npos)
+            << r.err;
+        // One line.
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    }
+};
+
+TEST_F(crafted_locally_locked_query_hang, append_refuses_it) {
+    write_finding("crafted.qmer");
+    auto const before = slurp(dir() / "crafted.qmer");
+    write_file("ref.fa", ">r\nACGTTGCATGCATGCAAAGGGCCCTTTAGGCTAGCTAGGATCCATGACGTAGCTAG\n");
+    expect_damaged_index(run_limited("index --append -q -k 21 -t 2 -o crafted.qmer ref.fa"));
+    // The refused index is left as it was, and no temporary is left behind.
+    EXPECT_EQ(slurp(dir() / "crafted.qmer"), before);
+    for (auto const& e : std::filesystem::directory_iterator(dir()))
+        EXPECT_EQ(e.path().filename().string().find(".qmer-tmp-"), std::string::npos) << e.path();
+}
+
+TEST_F(crafted_locally_locked_query_hang, query_refuses_it) {
+    write_finding("crafted.qmer");
+    write_file("reads.fq",
+               "@a\nACGTTGCATGCATGCAAAGGGCCCTTTAGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
+    expect_damaged_index(run_limited("query -q -t 2 crafted.qmer reads.fq"));
+}
+
+}  // namespace
