@@ -1,0 +1,112 @@
+// A full disk on a real file system (the README's error table, "full disk"): a 1 MiB tmpfs is
+// mounted in the test's folder and `qmer index` and `qmer query` write more than that into it.
+// Each must stop with exit code 5 and one line naming the output path, and leave nothing in the
+// tmpfs: no file under the final name, no temporary beside it. /dev/full (errors_test.cpp) only
+// tests a device that refuses every write; here the write fails part-way, after the temporary
+// file has taken the space, which is what a disk filling up does.
+//
+// Mounting needs root (CAP_SYS_ADMIN) and a kernel or container that allows it; where it does
+// not, the tests are skipped with the reason. The tmpfs is unmounted in TearDown, whatever the
+// test did.
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/cli_fixture.hpp"
+
+namespace {
+
+using qmer::test::cli_result;
+
+class full_disk : public qmer::test::cli_test {
+  protected:
+    void SetUp() override {
+        cli_test::SetUp();
+        mount_point_ = dir() / "small";
+        std::filesystem::create_directory(mount_point_);
+        if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+        if (::mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, "size=1m") != 0)
+            GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+        mounted_ = true;
+    }
+    void TearDown() override {
+        // MNT_DETACH: unmounts even if something (a qmer that did not exit) still holds a file
+        // there; the folder is then removed by cli_test.
+        if (mounted_) {
+            EXPECT_EQ(::umount2(mount_point_.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+        }
+        cli_test::TearDown();
+    }
+
+    // Random sequence, so that every k-mer is distinct and the index is as large as it gets.
+    static std::string random_bases(std::mt19937_64& rng, size_t n) {
+        std::string s(n, 'A');
+        for (size_t i = 0; i < n; ++i) s[i] = "ACGT"[rng() & 3];
+        return s;
+    }
+
+    void expect_full_disk_error(cli_result const& r, std::string const& output) {
+        EXPECT_EQ(r.exit_code, 5) << r.err;
+        EXPECT_EQ(r.signal, 0);
+        EXPECT_TRUE(r.err.starts_with("qmer: error: '" + output + "'")) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        std::vector<std::string> left;
+        for (auto const& e : std::filesystem::directory_iterator(mount_point_))
+            left.push_back(e.path().filename().string());
+        EXPECT_TRUE(left.empty()) << "left in the full tmpfs: " << left.front();
+    }
+
+    std::filesystem::path mount_point_;
+    bool mounted_ = false;
+};
+
+TEST_F(full_disk, index_larger_than_the_disk) {
+    // 1.2 Mbp of distinct 31-mers: a ~4 MiB index.
+    std::mt19937_64 rng(5);
+    {
+        std::ofstream out(dir() / "big.fa");
+        out << ">big\n";
+        for (int i = 0; i < 12000; ++i) out << random_bases(rng, 100) << '\n';
+    }
+    auto const r = qmer({"index", "-q", "-t", "2", "-o", "small/big.qmer", "big.fa"});
+    expect_full_disk_error(r, "small/big.qmer");
+    // The same command with room to write succeeds, so the failure was the disk.
+    EXPECT_EQ(qmer({"index", "-q", "-t", "2", "-o", "big.qmer", "big.fa"}).exit_code, 0);
+    EXPECT_GT(std::filesystem::file_size(dir() / "big.qmer"), size_t{1} << 20);
+}
+
+TEST_F(full_disk, query_output_larger_than_the_disk) {
+    std::mt19937_64 rng(7);
+    std::string const reference = random_bases(rng, 2000);
+    write_file("ref.fa", ">ref\n" + reference + "\n");
+    ASSERT_EQ(qmer({"index", "-q", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
+    // 60,000 reads: a ~1.7 MiB TSV and as much FASTQ of matched reads.
+    {
+        std::ofstream out(dir() / "reads.fq");
+        for (int i = 0; i < 60000; ++i) {
+            std::string const seq =
+                i % 2 ? reference.substr(static_cast<size_t>(i % 1900), 60) : random_bases(rng, 60);
+            out << "@read_" << i << '\n' << seq << "\n+\n" << std::string(60, 'I') << '\n';
+        }
+    }
+    expect_full_disk_error(
+        qmer({"query", "-q", "-t", "2", "-o", "small/verdicts.tsv", "ref.qmer", "reads.fq"}),
+        "small/verdicts.tsv");
+    expect_full_disk_error(qmer({"query", "-q", "-t", "2", "-o", "/dev/null", "--matched",
+                                 "small/matched.fq", "ref.qmer", "reads.fq"}),
+                           "small/matched.fq");
+    auto const ok = qmer({"query", "-q", "-t", "2", "-o", "verdicts.tsv", "ref.qmer", "reads.fq"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_GT(std::filesystem::file_size(dir() / "verdicts.tsv"), size_t{1} << 20);
+}
+
+}  // namespace
