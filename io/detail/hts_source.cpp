@@ -29,16 +29,22 @@ class hts_source final : public record_source {
             throw input_error(path_ +
                               ": truncated BGZF data: the end-of-file marker block is missing");
         }
-        if (threads > 0 && hts_set_threads(fp_, static_cast<int>(threads)) != 0) {
-            close();
-            throw input_error(path_ + ": cannot start " + std::to_string(threads) +
-                              " decompression threads");
-        }
+        // The header is read before the decompression threads start. bam_hdr_read() checks the
+        // end-of-file marker, which with threads is a request to htslib's reader thread; when
+        // that thread has already stopped on a damaged block, the request is never answered and
+        // the read waits forever (htslib 1.16; found by fuzz/sequence_reader_fuzz, see
+        // tests/regressions/bam_header_with_threads_hangs_test.cpp). Threads started after the
+        // header continue from the block the header read stopped in.
         header_ = sam_hdr_read(fp_);
         if (header_ == nullptr) {
             close();
             throw input_error(path_ +
                               ": cannot read the SAM/BAM/CRAM header (damaged or truncated)");
+        }
+        if (threads > 0 && hts_set_threads(fp_, static_cast<int>(threads)) != 0) {
+            close();
+            throw input_error(path_ + ": cannot start " + std::to_string(threads) +
+                              " decompression threads");
         }
         record_ = bam_init1();
         if (record_ == nullptr) {
