@@ -96,11 +96,26 @@ batching parse_batching(std::string const& s) {
                 if (s.substr(p.size()) == std::to_string(w)) return {kind, w};
     }
     throw qmer::usage_error("unknown batching '" + s +
-                            "' (unbatched, groupedW, rollingW; W = " + "4, 8, 16 or 32)");
+                            "' (unbatched, groupedW, rollingW; W = 4, 8, 16 or 32)");
+}
+
+// Each loop below is a function of its own (noinline), as the app's for_each_kmer_hash is one per
+// filter: with every width and batching unrolled into one caller, GCC ran out of inlining budget
+// and called the key and access lambdas (perf: a call per access). The small lambdas handed to the
+// loops are inlined by force (QMER_HOT); the filters' own functions are left to the compiler, as
+// in the app. A filter's prefetch() that GCC does not inline would be lost altogether (GCC 12's
+// mod/ref analysis sees no side effect in a function that only prefetches and deletes the call:
+// the cuckoo filter's loops had no prefetch left), so bench/CMakeLists.txt turns that analysis off
+// for this program.
+#define QMER_HOT __attribute__((always_inline))
+
+template <typename Key, typename Op>
+[[gnu::noinline]] void plain_loop(size_t b, size_t e, Key key, Op op) {
+    for (size_t i = b; i < e; ++i) op(key(i));
 }
 
 template <size_t W, typename Key, typename Prefetch, typename Op>
-inline void grouped_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+[[gnu::noinline]] void grouped_loop(size_t b, size_t e, Key key, Prefetch prefetch, Op op) {
     std::array<uint64_t, W> hs;
     while (b < e) {
         size_t const m = std::min(W, e - b);
@@ -111,7 +126,7 @@ inline void grouped_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&
 }
 
 template <size_t W, typename Key, typename Prefetch, typename Op>
-inline void rolling_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+[[gnu::noinline]] void rolling_loop(size_t b, size_t e, Key key, Prefetch prefetch, Op op) {
     static_assert((W & (W - 1)) == 0, "a power of two (ring index)");
     std::array<uint64_t, W> ring;
     uint64_t produced = 0, consumed = 0;
@@ -125,9 +140,10 @@ inline void rolling_loop(size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&
 }
 
 // Calls op(key(i)) for i in [b, e) in order, prefetching as bt says. The width is a template
-// argument, as the app's is a constant: the compiler unrolls the group loops.
+// argument, as the app's is a constant. The lambdas are copied into the loop (they capture by
+// reference, so op's side effects land where the caller sees them).
 template <typename Key, typename Prefetch, typename Op>
-void for_each_prefetched(batching bt, size_t b, size_t e, Key&& key, Prefetch&& prefetch, Op&& op) {
+void for_each_prefetched(batching bt, size_t b, size_t e, Key key, Prefetch prefetch, Op op) {
     auto with_width = [&]<size_t W>(std::integral_constant<size_t, W>) {
         if (bt.kind == batching::grouped)
             grouped_loop<W>(b, e, key, prefetch, op);
@@ -136,7 +152,7 @@ void for_each_prefetched(batching bt, size_t b, size_t e, Key&& key, Prefetch&& 
     };
     switch (bt.kind == batching::none ? 0 : bt.width) {
         case 0:
-            for (size_t i = b; i < e; ++i) op(key(i));
+            plain_loop(b, e, key, op);
             break;
         case 4:
             with_width(std::integral_constant<size_t, 4>{});
@@ -196,16 +212,18 @@ char const* access_name(access a) {
 uint64_t run_limit(access a, batching bt, std::span<std::atomic<uint64_t>> words, size_t b,
                    size_t e) {
     uint64_t const m = words.size();
-    auto word = [&](uint64_t h) -> std::atomic<uint64_t>& {
+    auto key = [](size_t i) QMER_HOT { return limit_key(i); };
+    auto word = [&](uint64_t h) QMER_HOT -> std::atomic<uint64_t>& {
         return words[qmer::bloom_detail::reduce(h, m)];
     };
-    auto prefetch = [&](uint64_t h) { __builtin_prefetch(&word(h), 0, 3); };
+    auto prefetch = [&](uint64_t h) QMER_HOT { __builtin_prefetch(&word(h), 0, 3); };
     uint64_t sum = 0;
     if (a == access::load)
-        for_each_prefetched(bt, b, e, limit_key, prefetch,
-                            [&](uint64_t h) { sum += word(h).load(std::memory_order_relaxed); });
+        for_each_prefetched(bt, b, e, key, prefetch, [&](uint64_t h) QMER_HOT {
+            sum += word(h).load(std::memory_order_relaxed);
+        });
     else
-        for_each_prefetched(bt, b, e, limit_key, prefetch, [&](uint64_t h) {
+        for_each_prefetched(bt, b, e, key, prefetch, [&](uint64_t h) QMER_HOT {
             word(h).fetch_or(uint64_t{1} << (h & 63), std::memory_order_relaxed);
         });
     return sum;
@@ -341,8 +359,9 @@ void measure_filter(options const& o, unsigned slots_log2, size_t n, unsigned th
         insert_s.push_back(run_parallel(threads, n, [&](unsigned, size_t b, size_t e) {
             size_t local = 0;
             for_each_prefetched(
-                bt, b, e, present_key, [&](uint64_t h) { f.prefetch(h); },
-                [&](uint64_t h) { local += f.insert(h) == insert_result::full; });
+                bt, b, e, [](size_t i) QMER_HOT { return present_key(i); },
+                [&](uint64_t h) QMER_HOT { f.prefetch(h); },
+                [&](uint64_t h) QMER_HOT { local += f.insert(h) == insert_result::full; });
             full.fetch_add(local);
         }));
         if (full.load() != 0)
@@ -384,21 +403,22 @@ void measure_filter(options const& o, unsigned slots_log2, size_t n, unsigned th
                           }});
     for (batching const& bt : o.modes)
         for (bool present : {true, false})
-            ms.push_back(
-                {present ? "query_hit" : "query_miss", bt.name(), [&, bt, present] {
-                     std::atomic<size_t> hits{0};
-                     auto key = [&](size_t j) {
-                         return present ? present_key(j * stride) : absent_key(j);
-                     };
-                     run_parallel(threads, q, [&](unsigned, size_t b, size_t e) {
-                         size_t local = 0;
-                         for_each_prefetched(
-                             bt, b, e, key, [&](uint64_t h) { f.prefetch(h); },
-                             [&](uint64_t h) { local += qmer::app::contains_read_only(f, h); });
-                         hits.fetch_add(local);
-                     });
-                     return hits.load();
-                 }});
+            ms.push_back({present ? "query_hit" : "query_miss", bt.name(), [&, bt, present] {
+                              std::atomic<size_t> hits{0};
+                              auto key = [&](size_t j) QMER_HOT {
+                                  return present ? present_key(j * stride) : absent_key(j);
+                              };
+                              run_parallel(threads, q, [&](unsigned, size_t b, size_t e) {
+                                  size_t local = 0;
+                                  for_each_prefetched(
+                                      bt, b, e, key, [&](uint64_t h) QMER_HOT { f.prefetch(h); },
+                                      [&](uint64_t h) QMER_HOT {
+                                          local += qmer::app::contains_read_only(f, h);
+                                      });
+                                  hits.fetch_add(local);
+                              });
+                              return hits.load();
+                          }});
     // Rounds rotate over the measurements, so a slow spell of the shared machine hits them alike.
     for (int r = 0; r < o.rounds; ++r) {
         for (size_t j = 0; j < ms.size(); ++j) {
