@@ -33,10 +33,12 @@
 //
 // Output: markdown tables on stdout; progress and the load average on stderr; with --csv FILE one
 // row per measurement: slots_log2,n,filter,p,bytes,threads,op,mode,mops,ref,ref_mops,fraction,fpr,
-// others_cores. Usage:
+// others_cores. --from A.csv,B.csv measures nothing: it merges runs (per row the fastest, as the
+// rounds do), prints their tables and writes the merged rows to --csv. Usage:
 //   filters_memory_limit_bench [--quick] [--slots-log2 24,26] [--threads 1,2] [--fill 0.7]
 //       [--fpr 0.001] [--queries 4000000] [--rounds 3] [--filters NAME,..]
 //       [--modes unbatched,grouped16,rolling8] [--quiet CORES] [--csv FILE]
+//   filters_memory_limit_bench --from A.csv,B.csv [--csv MERGED.csv]
 // --quick: 2^20 slots and 10^6 queries (a few MiB, inside the cache: checks that it runs, not the
 // memory limit).
 
@@ -186,6 +188,7 @@ struct options {
     // measure the filter again (up to `attempts` times, keeping the quietest) when they used more.
     double quiet = 0;
     int attempts = 4;
+    std::vector<std::string> from;  // CSVs to merge and print instead of measuring
 };
 
 // The limit that unbatched rows are a fraction of: the first batched mode (parse() demands one).
@@ -487,50 +490,77 @@ row const* find(std::vector<row> const& rows, std::string const& filter, unsigne
     return nullptr;
 }
 
-// Two markdown tables per size and thread count: the limits over each filter's bytes, then each
-// filter's rates with the fraction of the matching limit in parentheses.
-void print_tables(options const& o, std::vector<row> const& rows, unsigned slots_log2,
-                  unsigned threads) {
-    std::vector<std::string> names;
+// The distinct values of field(r) over the rows, in the order they first appear.
+template <typename Field>
+auto distinct(std::vector<row> const& rows, Field field) {
+    std::vector<std::decay_t<decltype(field(rows.front()))>> v;
     for (auto const& r : rows)
-        if (r.threads == threads && std::find(names.begin(), names.end(), r.filter) == names.end())
-            names.push_back(r.filter);
-    if (names.empty()) return;
-    auto const lms = limit_modes(o);
+        if (std::find(v.begin(), v.end(), field(r)) == v.end()) v.push_back(field(r));
+    return v;
+}
+
+// Two markdown tables per size and thread count: the limits over each filter's bytes, then each
+// filter's rates with the fraction of the matching limit in parentheses. The columns are what the
+// rows hold (a run, or runs merged with --from).
+void print_tables(std::vector<row> const& all, unsigned slots_log2, unsigned threads) {
+    std::vector<row> rows;
+    for (auto const& r : all)
+        if (r.slots_log2 == slots_log2 && r.threads == threads) rows.push_back(r);
+    if (rows.empty()) return;
+    auto const names = distinct(rows, [](row const& r) { return r.filter; });
+    std::vector<row> limits, inserts;
+    for (auto const& r : rows) {
+        if (r.op == "limit_load") limits.push_back(r);
+        if (r.op == "insert") inserts.push_back(r);
+    }
+    auto const lms = distinct(limits, [](row const& r) { return r.mode; });
+    auto const modes = distinct(inserts, [](row const& r) { return r.mode; });
+    std::string reference;
+    for (auto const& r : rows)
+        if (r.op == "query_hit" && r.mode == "unbatched") reference = r.ref;
     char const* const plural = threads == 1 ? "" : "s";
     std::printf(
         "\n### 2^%u slots, %u thread%s: limits, Mops/s over an array of each filter's "
         "bytes\n\n| filter | MiB | access |",
         slots_log2, threads, plural);
-    for (auto const& bt : lms) std::printf(" %s |", bt.name().c_str());
+    for (auto const& m : lms) std::printf(" %s |", m.c_str());
     std::printf("\n|---|---|---|");
     for (size_t i = 0; i < lms.size(); ++i) std::printf("---|");
     std::printf("\n");
+    auto mops_of = [&](std::string const& f, char const* op, std::string const& mode) {
+        row const* r = find(rows, f, threads, op, mode);
+        char buf[32] = "-";
+        if (r != nullptr) std::snprintf(buf, sizeof buf, "%.1f", r->mops);
+        return std::string(buf);
+    };
     for (auto const& f : names) {
         for (char const* op : {"limit_load", "limit_fetch_or"}) {
             row const* any = find(rows, f, threads, op, "unbatched");
+            if (any == nullptr) continue;
             std::printf("| %s | %.1f | %s |", f.c_str(),
                         static_cast<double>(any->bytes) / (1 << 20), op + 6);
-            for (auto const& bt : lms)
-                std::printf(" %.1f |", find(rows, f, threads, op, bt.name())->mops);
+            for (auto const& m : lms) std::printf(" %s |", mops_of(f, op, m).c_str());
             std::printf("\n");
         }
     }
     std::printf(
         "\n### 2^%u slots, %u thread%s: filters, Mops/s (fraction of the limit in the "
-        "same batching: fetch_or for inserts, loads for queries; unbatched rows against "
+        "same batching: fetch_or for inserts, loads for queries; unbatched queries against "
         "%s)\n\n| filter | p | batching | insert | query hit | query miss | measured FPR | "
         "others' CPU |\n|---|---|---|---|---|---|---|---|\n",
-        slots_log2, threads, plural, reference_mode(o).c_str());
+        slots_log2, threads, plural, reference.c_str());
     for (auto const& f : names) {
-        for (auto const& bt : o.modes) {
-            std::printf("| %s | %g | %s |", f.c_str(),
-                        find(rows, f, threads, "insert", bt.name())->p, bt.name().c_str());
+        for (auto const& m : modes) {
+            row const* miss = find(rows, f, threads, "query_miss", m);
+            if (miss == nullptr) continue;
+            std::printf("| %s | %g | %s |", f.c_str(), miss->p, m.c_str());
             for (char const* op : {"insert", "query_hit", "query_miss"}) {
-                row const* r = find(rows, f, threads, op, bt.name());
-                std::printf(" %.2f (%.0f%%) |", r->mops, 100 * r->fraction());
+                row const* r = find(rows, f, threads, op, m);
+                if (r == nullptr)
+                    std::printf(" - |");
+                else
+                    std::printf(" %.2f (%.0f%%) |", r->mops, 100 * r->fraction());
             }
-            row const* miss = find(rows, f, threads, "query_miss", bt.name());
             std::printf(" %.5f | %.2f |\n", miss->fpr, miss->others_cores);
         }
     }
@@ -564,6 +594,79 @@ void write_csv(std::string const& path, std::vector<row> const& rows) {
     if (!f.flush()) fail("cannot write " + path);
 }
 
+std::vector<std::string> split(std::string const& s);
+
+// Rows from a CSV that write_csv wrote.
+std::vector<row> read_csv(std::string const& path) {
+    std::ifstream f(path);
+    if (!f) fail("cannot read " + path);
+    std::string line;
+    std::getline(f, line);
+    auto const header = split(line);
+    auto column = [&](char const* name) {
+        auto const it = std::find(header.begin(), header.end(), name);
+        if (it == header.end()) fail(path + ": no column " + name);
+        return static_cast<size_t>(it - header.begin());
+    };
+    size_t const c_slots = column("slots_log2"), c_n = column("n"), c_filter = column("filter"),
+                 c_p = column("p"), c_bytes = column("bytes"), c_threads = column("threads"),
+                 c_op = column("op"), c_mode = column("mode"), c_mops = column("mops"),
+                 c_ref = column("ref"), c_fpr = column("fpr"), c_others = column("others_cores");
+    std::vector<row> rows;
+    while (std::getline(f, line)) {
+        auto const v = split(line);
+        if (v.size() != header.size())
+            fail(path + ": a row with " + std::to_string(v.size()) + " fields");
+        row r;
+        r.slots_log2 = static_cast<unsigned>(std::stoul(v[c_slots]));
+        r.n = std::stoul(v[c_n]);
+        r.filter = v[c_filter];
+        r.p = std::stod(v[c_p]);
+        r.bytes = std::stoul(v[c_bytes]);
+        r.threads = static_cast<unsigned>(std::stoul(v[c_threads]));
+        r.op = v[c_op];
+        r.mode = v[c_mode];
+        r.mops = std::stod(v[c_mops]);
+        r.ref = v[c_ref];
+        r.fpr = v[c_fpr].empty() ? -1 : std::stod(v[c_fpr]);
+        r.others_cores = std::stod(v[c_others]);
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+// Runs merged: per (size, filter, threads, op, batching) the fastest row (the rule of the rounds,
+// carried over runs), the most CPU other processes took in any of them, and every fraction again
+// from the merged limits.
+std::vector<row> merge_fastest(std::vector<row> const& all) {
+    std::vector<row> best;
+    for (auto const& r : all) {
+        auto it = std::find_if(best.begin(), best.end(), [&](row const& b) {
+            return b.slots_log2 == r.slots_log2 && b.filter == r.filter && b.threads == r.threads &&
+                   b.op == r.op && b.mode == r.mode;
+        });
+        if (it == best.end()) {
+            best.push_back(r);
+        } else {
+            double const others = std::max(it->others_cores, r.others_cores);
+            if (r.mops > it->mops) *it = r;
+            it->others_cores = others;
+        }
+    }
+    for (auto& r : best) {
+        if (r.ref.empty()) continue;
+        size_t const cut = r.ref.rfind('_');  // load_grouped16: limit_load, grouped16
+        std::string const op = "limit_" + r.ref.substr(0, cut), mode = r.ref.substr(cut + 1);
+        auto const lim = std::find_if(best.begin(), best.end(), [&](row const& b) {
+            return b.slots_log2 == r.slots_log2 && b.filter == r.filter && b.threads == r.threads &&
+                   b.op == op && b.mode == mode;
+        });
+        if (lim == best.end()) fail("no limit " + r.ref + " for " + r.filter);
+        r.ref_mops = lim->mops;
+    }
+    return best;
+}
+
 std::vector<std::string> split(std::string const& s) {
     std::vector<std::string> out;
     size_t start = 0;
@@ -587,7 +690,7 @@ options parse(int argc, char** argv) {
         std::fprintf(stderr,
                      "usage: %s [--quick] [--slots-log2 L,..] [--threads T,..] [--fill F] "
                      "[--fpr P] [--queries Q] [--rounds R] [--filters NAME,..] "
-                     "[--modes M,..] [--quiet CORES] [--csv FILE]\n",
+                     "[--modes M,..] [--quiet CORES] [--from CSV,..] [--csv FILE]\n",
                      argv[0]);
         std::exit(2);
     };
@@ -616,6 +719,8 @@ options parse(int argc, char** argv) {
             for (auto const& m : split(argv[++i])) o.modes.push_back(parse_batching(m));
         } else if (a == "--quiet") {
             o.quiet = std::stod(argv[++i]);
+        } else if (a == "--from") {
+            o.from = split(argv[++i]);
         } else if (a == "--filters") {
             o.filters = split(argv[++i]);
         } else if (a == "--csv") {
@@ -637,6 +742,19 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) try {
     options const o = parse(argc, argv);
+    if (!o.from.empty()) {
+        std::vector<row> all;
+        for (auto const& path : o.from) {
+            auto const rows = read_csv(path);
+            all.insert(all.end(), rows.begin(), rows.end());
+        }
+        all = merge_fastest(all);
+        for (auto const& size : distinct(all, [](row const& r) { return r.slots_log2; }))
+            for (auto const& t : distinct(all, [](row const& r) { return r.threads; }))
+                print_tables(all, size, t);
+        if (!o.csv.empty()) write_csv(o.csv, all);
+        return 0;
+    }
     std::fprintf(stderr, "cores online: %u; load average at start: %s\n",
                  std::thread::hardware_concurrency(), loadavg().c_str());
     std::vector<row> all;
@@ -658,7 +776,7 @@ int main(int argc, char** argv) try {
                                                                       rows);
                 });
             }
-            print_tables(o, rows, slots_log2, threads);
+            print_tables(rows, slots_log2, threads);
         }
         all.insert(all.end(), rows.begin(), rows.end());
         if (!o.csv.empty()) write_csv(o.csv, all);  // after each size: a long run keeps its rows
