@@ -50,11 +50,11 @@ inline void check_slots_fit(uint64_t slots, uint64_t slot_bits, size_t words, ch
 // The filters trust their tables: a saved lock state or runs that contradict their status bits
 // make inserts and queries wait forever or index outside the table (found by fuzzing crafted
 // files, fuzz/README.md). Checked once, on the saved words, before a filter adopts them.
-inline void check_quotient_table(std::span<uint64_t const> words, unsigned quotient_bits,
+inline void check_quotient_table(std::span<uint64_t const> words, uint64_t canonical_slots,
                                  unsigned remainder_bits, uint64_t total_slots,
                                  qf::status_bits bits, std::string const& what) {
     std::string const why =
-        qf::check_table(words, {remainder_bits, uint64_t{1} << quotient_bits, total_slots}, bits);
+        qf::check_table(words, {remainder_bits, canonical_slots, total_slots}, bits);
     if (!why.empty()) throw std::invalid_argument(what + ": " + why);
 }
 
@@ -86,9 +86,8 @@ struct filter_state<qf::locally_locked_filter> {
         qf::growing_policy const policy{p[4] != 0, static_cast<double>(p[5]) / 1e6};
         if (p[4] > 1 || (policy.enabled && !(policy.grow_at >= 0.25 && policy.grow_at <= 0.98)))
             throw std::invalid_argument("locally locked filter: bad growing parameters");
-        check_quotient_table(arrays[0].words, static_cast<unsigned>(p[0]),
-                             static_cast<unsigned>(p[1]), p[2], qf::sequential_status_bits,
-                             "locally locked filter");
+        check_quotient_table(arrays[0].words, uint64_t{1} << p[0], static_cast<unsigned>(p[1]),
+                             p[2], qf::sequential_status_bits, "locally locked filter");
         return std::make_unique<qf::locally_locked_filter>(static_cast<unsigned>(p[0]),
                                                            static_cast<unsigned>(p[1]), p[2],
                                                            arrays[0].words, p[3], policy);
@@ -109,21 +108,23 @@ struct filter_state<qf::linear_probing> {
     }
 };
 
-// The expandable QF loads through its own from_arrays; each level's (q, r, total slots, size) is
-// checked against that level's saved words first (arrays[0] holds the stack's own parameters).
+// The expandable QF loads through its own from_arrays; each level's (q, r, total slots, size[,
+// canonical slots]) is checked against that level's saved words first (arrays[0] holds the stack's
+// own parameters).
 template <>
 struct filter_state<qf::expandable_filter> {
     static std::vector<filter_array> arrays(qf::expandable_filter const& f) { return f.arrays(); }
     static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
         for (size_t j = 1; j < a.size(); ++j) {
             auto const& p = a[j].params;
-            if (p.size() != 4 || p[1] > 61) continue;  // from_arrays refuses these
+            if ((p.size() != 4 && p.size() != 5) || p[1] > 61) continue;  // from_arrays refuses
             std::string const what = "expandable filter level " + std::to_string(j - 1);
             check_slots_fit(p[2], p[1] + 3, a[j].words.size(), what.c_str());
-            if (p[0] >= 1 && p[0] <= 40 && p[1] >= 1)  // others: from_arrays refuses them
-                check_quotient_table(a[j].words, static_cast<unsigned>(p[0]),
-                                     static_cast<unsigned>(p[1]), p[2], qf::sequential_status_bits,
-                                     what);
+            if (p[0] < 1 || p[0] > 40 || p[1] < 1) continue;  // from_arrays refuses these
+            uint64_t const canonical = p.size() == 5 ? p[4] : uint64_t{1} << p[0];
+            if (canonical > (uint64_t{1} << p[0])) continue;  // and these
+            check_quotient_table(a[j].words, canonical, static_cast<unsigned>(p[1]), p[2],
+                                 qf::sequential_status_bits, what);
         }
         return qf::expandable_filter::from_arrays(a);
     }
@@ -144,8 +145,7 @@ struct filter_state<qf::externally_locked> {
         check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
                         "externally locked filter");
         check_quotient_table(
-            a[0].words, static_cast<unsigned>(a[0].params[0]),
-            static_cast<unsigned>(a[0].params[1]),
+            a[0].words, uint64_t{1} << a[0].params[0], static_cast<unsigned>(a[0].params[1]),
             (uint64_t{1} << a[0].params[0]) + qf::externally_locked::overflow_slots,
             qf::externally_locked_status_bits, "externally locked filter");
         auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),

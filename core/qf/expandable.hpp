@@ -3,19 +3,21 @@
 // size up front and keeps its false-positive rate under the bound p however many elements arrive.
 //
 // Structure: a stack of levels, each a locally locked quotient filter (core/qf/locally_locked.hpp)
-// with bounded growing. Level i has a final size of 2^(Q0 + i) canonical slots and R0 + i remainder
-// bits, so its fingerprint has Q0 + R0 + 2i bits: 2 more than the level below, twice the slots.
-// A level starts at 1/8 of its final size (Q0 + i - 3 quotient bits, R0 + i + 3 remainder bits) and
-// reaches it by 3 doublings of bounded growing (the fingerprint never changes), which keeps the
-// whole structure at least ~2/3 delta_grow full. Only the newest level (the top) takes ordinary
-// inserts; when the top is at its final size and holds delta_grow * 2^(Q0 + i) elements, a new
-// level is pushed. Level 0's final size is the first power of two 2^Q0 with delta_grow * 2^Q0 >
-// the expected element count (2^16 when unknown), and never below 2^10.
+// with bounded growing. Level i has a final size of m0 2^i canonical slots (2^(Q0 - 1) < m0 <=
+// 2^Q0) and R0 + i remainder bits, so its fingerprints number m0 2^(R0 + 2i): 4x the level below's,
+// twice the slots. A level starts at 1/8 of its final size (Q0 + i - 3 quotient bits, R0 + i + 3
+// remainder bits) and reaches it by 3 doublings of bounded growing (the fingerprint never changes),
+// which keeps the whole structure at least ~2/3 delta_grow full. Only the newest level (the top)
+// takes ordinary inserts; when the top is at its final size and holds delta_grow * m0 2^i elements,
+// a new level is pushed. Level 0's final size m0 is the expected element count (2^16 when unknown)
+// over delta_grow, rounded up to a multiple of 64 and never below 2^10: not the next power of two
+// as in the paper, which leaves level 0 as little as 45% full when the count lands just past one
+// (the mapping of core/qf/fingerprint.hpp takes any slot count).
 //
 // Theorem 2 (the bound): a false positive needs a fingerprint match on some level, so p+ <= sum_i
-// n_i 2^-(Q_i + R_i) = sum_i f_i 2^-(R0 + i), where f_i = n_i / 2^Q_i is the most level i can hold
-// relative to its canonical slots: delta_grow + 1/32 without cascading inserts (the 1/32 covers
-// inserts that raced with the push of the next level: at most one per thread in flight) and
+// n_i / (m0 2^i 2^(R0 + i)) = sum_i f_i 2^-(R0 + i), where f_i = n_i / (m0 2^i) is the most level i
+// can hold relative to its canonical slots: delta_grow + 1/32 without cascading inserts (the 1/32
+// covers inserts that raced with the push of the next level: at most one per thread in flight) and
 // total_slots / 2^Q_i with them (cascading fills lower levels up to every slot). R0 is the
 // smallest remainder for which that geometric sum, over every level that can ever exist, is <= p.
 //
@@ -102,6 +104,11 @@ struct expandable_options {
     // k-mers first), not a guess: level 0 then starts at its final size instead of 1/8 of it, so
     // it never migrates. Only level 0: later levels hold what the estimate missed.
     bool first_level_at_final_size = false;
+    // With first_level_at_final_size: level 0 gets expected / first_level_fill slots, so it ends
+    // about this full (it still takes inserts up to grow_at before a level is pushed). Fuller is
+    // smaller and slower: on 33 M k-mers, 0.85 gave 19.6 bits per k-mer; 0.9 gave 18.7 bits but
+    // 1.5-2x the query time for absent k-mers of a half-full table, whose clusters are short.
+    double first_level_fill = 0.85;
     // Query sealed lower levels without locks (locally_locked_filter::contains_final; see
     // "Sealed levels" at the top). Ignored with cascading, whose inserts still write lower levels.
     // A switch so the benchmark can compare both paths in one process.
@@ -131,7 +138,7 @@ class expandable_filter {
 
     explicit expandable_filter(expandable_options options = {}) : options_(options) {
         validate_options(options_);
-        plan(options_, q0_, r0_);
+        plan(options_, q0_, r0_, m0_);
         push_level(0);
     }
     expandable_filter(uint64_t expected_elements, double max_false_positive_rate,
@@ -179,7 +186,7 @@ class expandable_filter {
                 case insert_result::inserted:
                     if (top.geometry().quotient_bits >= q0_ + n - 1 &&
                         static_cast<double>(top.size()) >=
-                            options_.grow_at * std::ldexp(1.0, static_cast<int>(q0_ + n - 1)))
+                            options_.grow_at * static_cast<double>(m0_ << (n - 1)))
                         push_level(n);
                     return insert_result::inserted;
                 case insert_result::already_present:
@@ -275,19 +282,19 @@ class expandable_filter {
         for (unsigned j = 0; j < n; ++j) {
             auto const g = levels_[j]->geometry();
             log_miss += static_cast<double>(levels_[j]->size()) *
-                        std::log1p(-std::ldexp(1.0, -static_cast<int>(g.fingerprint_bits())));
+                        std::log1p(-1.0 / static_cast<double>(g.fingerprint_space()));
         }
         return -std::expm1(log_miss);
     }
     // The bound the filter keeps (p), and Theorem 2's sum for the chosen geometry (<= p).
     double false_positive_bound() const noexcept { return options_.max_false_positive_rate; }
-    double theorem2_sum() const noexcept { return theorem2_sum(options_, q0_, r0_); }
+    double theorem2_sum() const noexcept { return theorem2_sum(options_, q0_, r0_, m0_); }
 
     expandable_options const& options() const noexcept { return options_; }
     bool cascading() const noexcept { return options_.cascading; }
     unsigned levels() const noexcept { return level_count_.load(std::memory_order_acquire); }
-    // Level 0's final geometry; level i's is (Q0 + i, R0 + i).
-    geometry first_level_final_geometry() const noexcept { return {q0_, r0_}; }
+    // Level 0's final geometry; level i's has 2^i times its slots and R0 + i remainder bits.
+    geometry first_level_final_geometry() const noexcept { return final_geometry(0); }
     locally_locked_filter const& level(unsigned i) const {
         if (i >= levels()) throw std::out_of_range("expandable filter: no such level");
         return *levels_[i];
@@ -317,22 +324,25 @@ class expandable_filter {
 
     // ---------------------------------------------------------------------------------------
     // Persistence (core/filter/filter.hpp, persistent_filter). Array 0 describes the stack:
-    //   params {tag, expected, bits of p, bits of delta_grow, cascading, levels, Q0, R0}, no words.
-    // Array 1 + i is level i: params {q, r, total slots, size}, words = its current table.
-    // Read back, the top level keeps growing at the same fill, to the same sizes, and new levels
-    // get the same geometry: appending gives what a single run would have built.
+    //   params {tag, expected, bits of p, bits of delta_grow, cascading, levels, Q0, R0, m0}, no
+    //   words (files before m0 have 8 params and m0 = 2^Q0).
+    // Array 1 + i is level i: params {q, r, total slots, size, canonical slots}, words = its
+    // current table (4 params before non-power-of-two levels: 2^q canonical slots). Read back, the
+    // top level keeps growing at the same fill, to the same sizes, and new levels get the same
+    // geometry: appending gives what a single run would have built.
     std::vector<filter_array> arrays() const {
         unsigned const n = levels();
         std::vector<filter_array> out;
-        out.push_back(
-            {{persistence_tag, options_.expected_elements,
-              std::bit_cast<uint64_t>(options_.max_false_positive_rate),
-              std::bit_cast<uint64_t>(options_.grow_at), options_.cascading ? 1u : 0u, n, q0_, r0_},
-             {}});
+        out.push_back({{persistence_tag, options_.expected_elements,
+                        std::bit_cast<uint64_t>(options_.max_false_positive_rate),
+                        std::bit_cast<uint64_t>(options_.grow_at), options_.cascading ? 1u : 0u, n,
+                        q0_, r0_, m0_},
+                       {}});
         for (unsigned j = 0; j < n; ++j) {
             locally_locked_filter const& l = *levels_[j];
             auto const g = l.geometry();
-            out.push_back({{g.quotient_bits, g.remainder_bits, l.total_slots(), l.size()},
+            out.push_back({{g.quotient_bits, g.remainder_bits, l.total_slots(), l.size(),
+                            g.canonical_slots()},
                            atomic_words(l.groups())});
         }
         return out;
@@ -342,7 +352,7 @@ class expandable_filter {
         auto fail = [](std::string const& what) {
             throw std::invalid_argument("expandable filter: " + what);
         };
-        if (arrays.empty() || arrays[0].params.size() != 8 ||
+        if (arrays.empty() || (arrays[0].params.size() != 8 && arrays[0].params.size() != 9) ||
             arrays[0].params[0] != persistence_tag)
             fail("the first array is not an expandable filter header");
         auto const& p = arrays[0].params;
@@ -357,14 +367,18 @@ class expandable_filter {
             fail("level count does not match the arrays");
         if (p[6] < min_final_quotient_bits || p[6] > 40 || p[7] < 1 || p[6] + p[7] > 63)
             fail("bad first level geometry");
+        uint64_t const m0 = p.size() == 9 ? p[8] : uint64_t{1} << p[6];
+        if (geometry::with_slots(m0, 1).quotient_bits != p[6] || m0 % (1u << level_growths) != 0)
+            fail("bad first level slot count");
         unsigned const n = static_cast<unsigned>(p[5]);
         std::unique_ptr<expandable_filter> f(
-            new expandable_filter(o, static_cast<unsigned>(p[6]), static_cast<unsigned>(p[7])));
+            new expandable_filter(o, static_cast<unsigned>(p[6]), static_cast<unsigned>(p[7]), m0));
         if (f->theorem2_sum() > o.max_false_positive_rate)
             fail("the first level's remainder bits do not keep the bound");
         for (unsigned j = 0; j < n; ++j) {
             auto const& a = arrays[1 + j];
-            if (a.params.size() != 4) fail("level " + std::to_string(j) + ": bad parameters");
+            if (a.params.size() != 4 && a.params.size() != 5)
+                fail("level " + std::to_string(j) + ": bad parameters");
             auto const& lp = a.params;
             geometry const final_g = f->final_geometry(j);
             if (!f->level_possible(j)) fail("level " + std::to_string(j) + " cannot exist");
@@ -374,10 +388,12 @@ class expandable_filter {
                                   lp[0] + level_growths >= final_g.quotient_bits &&
                                   (j + 1 == n || lp[0] == final_g.quotient_bits);
             if (!shape_ok) fail("level " + std::to_string(j) + ": geometry does not fit the stack");
+            geometry const g = final_g.shrunk(final_g.quotient_bits - static_cast<unsigned>(lp[0]));
+            if (lp.size() == 5 && lp[4] != g.canonical_slots())
+                fail("level " + std::to_string(j) + ": slot count does not fit the stack");
             if (lp[3] > lp[2]) fail("level " + std::to_string(j) + ": more elements than slots");
-            f->levels_[j] = std::make_unique<locally_locked_filter>(
-                static_cast<unsigned>(lp[0]), static_cast<unsigned>(lp[1]), lp[2], a.words, lp[3],
-                f->level_policy(j));
+            f->levels_[j] = std::make_unique<locally_locked_filter>(g, lp[2], a.words, lp[3],
+                                                                    f->level_policy(j));
         }
         // Single-threaded here; release for form (nothing races with construction).
         f->level_count_.store(n, std::memory_order_release);
@@ -388,33 +404,40 @@ class expandable_filter {
 
   private:
     // For from_arrays: the stack's parameters without any level yet.
-    expandable_filter(expandable_options options, unsigned q0, unsigned r0)
-        : options_(options), q0_(q0), r0_(r0) {}
+    expandable_filter(expandable_options options, unsigned q0, unsigned r0, uint64_t m0)
+        : options_(options), q0_(q0), r0_(r0), m0_(m0) {}
 
     static void validate_options(expandable_options const& o) {
         if (!(o.max_false_positive_rate > 0 && o.max_false_positive_rate < 1))
             throw std::invalid_argument("expandable filter: the FPR bound must be in (0, 1)");
         if (!(o.grow_at >= 0.25 && o.grow_at <= 0.98))
             throw std::invalid_argument("expandable filter: delta_grow must be in [0.25, 0.98]");
+        if (!(o.first_level_fill >= 0.25 && o.first_level_fill <= o.grow_at))
+            throw std::invalid_argument(
+                "expandable filter: the first level's fill must be in [0.25, delta_grow]");
     }
 
     // f_i of Theorem 2 (see top): the most elements level i can hold per canonical slot.
-    static double level_fill_bound(expandable_options const& o, unsigned final_q) {
+    static double level_fill_bound(expandable_options const& o, geometry final_g) {
         if (!o.cascading) return o.grow_at + 1.0 / 32;
-        return static_cast<double>(final_total_slots(final_q)) / std::ldexp(1.0, int(final_q));
+        return static_cast<double>(final_total_slots(final_g)) /
+               static_cast<double>(final_g.canonical_slots());
     }
 
-    // A level's slots at its final size: it starts with 2^(Q-3) + overflow_slots(Q-3) and each
-    // doubling takes max(2^q + overflow_slots(q), twice the previous), as locally_locked does.
-    static size_t final_total_slots(unsigned final_q) {
-        unsigned const q_start = final_q - level_growths;
-        size_t total = (size_t{1} << q_start) + overflow_slots(q_start);
-        for (unsigned q = q_start + 1; q <= final_q; ++q)
-            total = std::max<size_t>((size_t{1} << q) + overflow_slots(q), 2 * total);
+    // A level's slots at its final size: it starts with m/8 + overflow_slots_for(m/8) and each
+    // doubling takes max(m' + overflow_slots_for(m'), twice the previous), as locally_locked does.
+    static size_t final_total_slots(geometry final_g) {
+        geometry g = final_g.shrunk(level_growths);
+        size_t total = g.canonical_slots() + overflow_slots_for(g.canonical_slots());
+        for (unsigned step = 0; step < level_growths; ++step) {
+            g = g.grown();
+            total = std::max<size_t>(g.canonical_slots() + overflow_slots_for(g.canonical_slots()),
+                                     2 * total);
+        }
         return total;
     }
 
-    static bool level_possible(unsigned q0, unsigned r0, unsigned i) {
+    static bool level_possible(unsigned q0, unsigned r0, unsigned i) noexcept {
         // Final quotient within 2^40 slots, fingerprint within 63 bits, start slots of r + 3 + 3
         // bits within a 64-bit group.
         return q0 + i <= 40 && q0 + r0 + 2 * i <= 63 && r0 + i + level_growths + 3 <= 64;
@@ -422,27 +445,38 @@ class expandable_filter {
     bool level_possible(unsigned i) const { return level_possible(q0_, r0_, i); }
 
     // sum over every level that can exist of f_i 2^-(R0 + i).
-    static double theorem2_sum(expandable_options const& o, unsigned q0, unsigned r0) {
+    static double theorem2_sum(expandable_options const& o, unsigned q0, unsigned r0, uint64_t m0) {
         double sum = 0;
         for (unsigned i = 0; i < max_levels && level_possible(q0, r0, i); ++i)
-            sum += level_fill_bound(o, q0 + i) * std::ldexp(1.0, -static_cast<int>(r0 + i));
+            sum += level_fill_bound(o, final_geometry(m0, r0, i)) *
+                   std::ldexp(1.0, -static_cast<int>(r0 + i));
         return sum;
     }
 
-    // Q0: the first power of two with delta_grow * 2^Q0 > expected (section 4), at least 2^10.
-    // R0: the fewest remainder bits whose Theorem 2 sum is <= p.
-    static void plan(expandable_options const& o, unsigned& q0, unsigned& r0) {
+    // m0: the fewest canonical slots, a multiple of 64 (so every start size m0 2^i / 8 is a whole
+    // number) and at least 2^10, with delta_grow * m0 > expected (section 4 takes the next power of
+    // two instead); first_level_fill instead of delta_grow for a counted first level. R0: the
+    // fewest remainder bits whose Theorem 2 sum is <= p.
+    static void plan(expandable_options const& o, unsigned& q0, unsigned& r0, uint64_t& m0) {
         double const expected = static_cast<double>(
             o.expected_elements == 0 ? default_expected_elements : o.expected_elements);
-        q0 = min_final_quotient_bits;
-        while (o.grow_at * std::ldexp(1.0, static_cast<int>(q0)) <= expected) ++q0;
-        if (q0 > 36) throw std::invalid_argument("expandable filter: expected count too large");
+        double const fill = o.first_level_at_final_size ? o.first_level_fill : o.grow_at;
+        if (expected / fill > std::ldexp(1.0, 36))
+            throw std::invalid_argument("expandable filter: expected count too large");
+        constexpr uint64_t unit = 64;
+        m0 = std::max<uint64_t>(uint64_t{1} << min_final_quotient_bits,
+                                (static_cast<uint64_t>(expected / fill) / unit + 1) * unit);
+        q0 = geometry::with_slots(m0, 1).quotient_bits;
         for (r0 = 1; q0 + r0 <= 63; ++r0)
-            if (theorem2_sum(o, q0, r0) <= o.max_false_positive_rate) return;
+            if (theorem2_sum(o, q0, r0, m0) <= o.max_false_positive_rate) return;
         throw std::invalid_argument("expandable filter: the FPR bound needs more than 63 bits");
     }
 
-    geometry final_geometry(unsigned i) const { return {q0_ + i, r0_ + i}; }
+    // Level i at its final size: m0 2^i canonical slots, R0 + i remainder bits.
+    static geometry final_geometry(uint64_t m0, unsigned r0, unsigned i) noexcept {
+        return geometry::with_slots(m0 << i, r0 + i);
+    }
+    geometry final_geometry(unsigned i) const noexcept { return final_geometry(m0_, r0_, i); }
 
     growing_policy level_policy(unsigned i) const {
         return growing_policy{true, options_.grow_at, q0_ + i};
@@ -456,8 +490,7 @@ class expandable_filter {
         if (n >= max_levels || !level_possible(n)) return false;
         geometry const g = final_geometry(n);
         unsigned const growths = n == 0 && options_.first_level_at_final_size ? 0 : level_growths;
-        levels_[n] = std::make_unique<locally_locked_filter>(
-            g.quotient_bits - growths, g.remainder_bits + growths, level_policy(n));
+        levels_[n] = std::make_unique<locally_locked_filter>(g.shrunk(growths), level_policy(n));
         // seq_cst: the release that publishes the built level, and the store side of the
         // writers_ handshake (see "Sealed levels" at the top).
         level_count_.store(n + 1, std::memory_order_seq_cst);
@@ -501,7 +534,8 @@ class expandable_filter {
     }
 
     expandable_options options_;
-    unsigned q0_ = 0, r0_ = 0;  // level 0's final geometry
+    unsigned q0_ = 0, r0_ = 0;  // level 0's final geometry: 2^(q0 - 1) < m0 <= 2^q0 slots
+    uint64_t m0_ = 0;
     std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;
     // Read by every operation, written only by a push: a line of its own, so the announcements
     // below never invalidate it.

@@ -9,9 +9,10 @@
 // contains(h) that starts later in any thread returns true, including during and after migrations.
 //
 // Layout: the slots of core/qf/sequential.hpp (remainder << 3 | occupied, continuation, shifted),
-// packed in 64-bit atomic groups (core/qf/slot_storage.hpp), no wrap-around: overflow_slots(q)
-// slots follow the 2^q canonical ones. The status combinations that never occur naturally are the
-// locks, stored in the table itself (no lock array):
+// packed in 64-bit atomic groups (core/qf/slot_storage.hpp), no wrap-around: overflow_slots_for(m)
+// slots follow the m canonical ones (m = 2^q, or any m with core/qf/fingerprint.hpp's mapping). The
+// status combinations that never occur naturally are the locks, stored in the table itself (no lock
+// array):
 //   110, remainder 0  write lock: the first empty slot after a supercluster; one writer (insert or
 //                     remove) per supercluster. Released by overwriting it (insert) or with 000.
 //   110, remainder 1  migration lock (bounded growing): never released; the table is being copied.
@@ -54,8 +55,8 @@
 // caller establishes that; see its comment). remove() and the write-lock scan: see
 // acquire_write_lock() for the invariant that keeps a remove's hole from being locked twice.
 //
-// FPR (section 2): n stored fingerprints of q + r bits give 1 - (1 - 2^-(q+r))^n ~ n / 2^(q+r); it
-// grows linearly with n and does not change when the table grows.
+// FPR (section 2): n stored fingerprints out of M = m 2^r give 1 - (1 - 1/M)^n ~ n / M; it grows
+// linearly with n and does not change when the table grows.
 
 #include <algorithm>
 #include <atomic>
@@ -155,18 +156,24 @@ class locally_locked_filter {
   public:
     locally_locked_filter(unsigned quotient_bits, unsigned remainder_bits,
                           growing_policy policy = {})
-        : policy_(policy) {
-        qf::geometry const g{quotient_bits, remainder_bits};
+        : locally_locked_filter(qf::geometry{quotient_bits, remainder_bits}, policy) {}
+
+    // Any canonical slot count (qf::geometry::with_slots), not only 2^q.
+    explicit locally_locked_filter(qf::geometry g, growing_policy policy = {}) : policy_(policy) {
         validate(g);
-        adopt(std::make_unique<ll::table>(g, g.canonical_slots() + overflow_slots(quotient_bits)));
+        adopt(std::make_unique<ll::table>(
+            g, g.canonical_slots() + overflow_slots_for(g.canonical_slots())));
     }
 
     // A filter from saved words (the index file): geometry, slot count and the raw groups as
     // groups() gave them, and the element count.
     locally_locked_filter(unsigned quotient_bits, unsigned remainder_bits, size_t total_slots,
                           std::span<uint64_t const> words, size_t size, growing_policy policy = {})
+        : locally_locked_filter(qf::geometry{quotient_bits, remainder_bits}, total_slots, words,
+                                size, policy) {}
+    locally_locked_filter(qf::geometry g, size_t total_slots, std::span<uint64_t const> words,
+                          size_t size, growing_policy policy = {})
         : policy_(policy) {
-        qf::geometry const g{quotient_bits, remainder_bits};
         validate(g);
         if (total_slots < g.canonical_slots())
             throw std::invalid_argument("quotient filter: fewer slots than canonical slots");
@@ -350,9 +357,8 @@ class locally_locked_filter {
         return bytes;
     }
     double false_positive_rate() const noexcept {
-        return -std::expm1(
-            static_cast<double>(size()) *
-            std::log1p(-std::ldexp(1.0, -static_cast<int>(geometry().fingerprint_bits()))));
+        return -std::expm1(static_cast<double>(size()) *
+                           std::log1p(-1.0 / static_cast<double>(geometry().fingerprint_space())));
     }
     growing_policy const& policy() const noexcept { return policy_; }
     size_t growths() const noexcept { return tables_.size() - 1 + released_tables_; }
@@ -922,7 +928,7 @@ class locally_locked_filter {
                 return;  // someone else grew it, or is growing it
             qf::geometry const g = t->g.grown();
             size_t const total = std::max<size_t>(
-                g.canonical_slots() + overflow_slots(g.quotient_bits), 2 * t->total_slots);
+                g.canonical_slots() + overflow_slots_for(g.canonical_slots()), 2 * t->total_slots);
             tables_.push_back(std::make_unique<ll::table>(g, total));
             auto mig = std::make_unique<ll::migration>();
             mig->source = t;

@@ -276,10 +276,13 @@ inline bool run_contains(grouped_slots const& s, layout const& l, size_t total_s
 
 }  // namespace scan
 
-// Slots after the 2^q canonical ones, so runs of the last canonical slots need no wrap-around:
-// 1/64 of the table plus 64 (1.6% memory at large q).
+// Slots after the m canonical ones, so runs of the last canonical slots need no wrap-around:
+// 1/64 of the table plus 64 (1.6% memory at large m).
+inline constexpr size_t overflow_slots_for(uint64_t canonical_slots) {
+    return static_cast<size_t>(canonical_slots / 64 + 64);
+}
 inline constexpr size_t overflow_slots(unsigned quotient_bits) {
-    return (size_t{1} << quotient_bits) / 64 + 64;
+    return overflow_slots_for(uint64_t{1} << quotient_bits);
 }
 
 class sequential_filter {

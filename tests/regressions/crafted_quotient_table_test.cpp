@@ -79,10 +79,9 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
     auto const arrays = ex.arrays();
     for (size_t j = 1; j < arrays.size(); ++j) {
         auto const& p = arrays[j].params;
-        EXPECT_EQ(
-            check_table(arrays[j].words, {static_cast<unsigned>(p[1]), uint64_t{1} << p[0], p[2]},
-                        sequential_status_bits),
-            "")
+        EXPECT_EQ(check_table(arrays[j].words, {static_cast<unsigned>(p[1]), p[4], p[2]},
+                              sequential_status_bits),
+                  "")
             << "level " << j - 1;
     }
 

@@ -80,7 +80,7 @@ TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
     for (uint64_t h = 1; h <= 100; ++h) f.insert(h * 0x9e3779b97f4a7c15ULL);
     auto arrays = qmer::app::filter_state<qmer::qf::expandable_filter>::arrays(f);
     ASSERT_GE(arrays.size(), 2u);
-    ASSERT_EQ(arrays[1].params.size(), 4u);
+    ASSERT_EQ(arrays[1].params.size(), 5u);
     arrays[1].params[2] = uint64_t{1} << 60;  // the first level's total slots
     expect_damaged<qmer::qf::expandable_filter>(arrays, "", "2^60 slots in level 0");
 }

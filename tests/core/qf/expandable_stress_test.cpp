@@ -25,9 +25,9 @@ struct expandable_mode : qf::expandable_filter {
 using expandable_plain = expandable_mode<false>;
 using expandable_cascading = expandable_mode<true>;
 
-// expected = ceil(4 delta_grow capacity): level 0 starts with exactly `capacity` slots.
+// Level 0 starts with exactly `capacity` slots (see expandable_test.cpp, which has the reason).
 inline uint64_t expected_for_initial_capacity(size_t capacity) {
-    return static_cast<uint64_t>(std::ceil(4 * 0.9 * static_cast<double>(capacity)));
+    return static_cast<uint64_t>(std::floor(0.9 * (8 * static_cast<double>(capacity) - 32)));
 }
 
 template <bool Cascading>

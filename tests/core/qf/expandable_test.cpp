@@ -26,21 +26,21 @@ struct expandable_mode : qf::expandable_filter {
 using expandable_plain = expandable_mode<false>;
 using expandable_cascading = expandable_mode<true>;
 
-// Level 0 starts at 1/8 of 2^Q0, the first power of two with delta_grow * 2^Q0 > expected:
-// expected = ceil(4 delta_grow capacity) gives 2^Q0 = 8 capacity for a power-of-two capacity, so
-// the filter starts with exactly `capacity` slots, as the contract suite expects.
+// Level 0's final size m0 is expected / delta_grow rounded up to a multiple of 64, and it starts at
+// m0 / 8: expected = floor(delta_grow (8 capacity - 32)) gives m0 = 8 capacity for a capacity that
+// is a multiple of 8, so the filter starts with exactly `capacity` slots, as the contract suite
+// expects.
 inline uint64_t expected_for_initial_capacity(size_t capacity, double grow_at = 0.9) {
-    return static_cast<uint64_t>(std::ceil(4 * grow_at * static_cast<double>(capacity)));
+    return static_cast<uint64_t>(std::floor(grow_at * (8 * static_cast<double>(capacity) - 32)));
 }
 
-// The union formula of Theorem 2's proof from the levels' own counts: 1 - prod_i (1-2^-k_i)^n_i.
+// The union formula of Theorem 2's proof from the levels' own counts: 1 - prod_i (1-1/M_i)^n_i.
 inline double union_fpr(qf::expandable_filter const& f) {
     double log_miss = 0;
     for (unsigned i = 0; i < f.levels(); ++i) {
         auto const& l = f.level(i);
-        log_miss +=
-            static_cast<double>(l.size()) *
-            std::log1p(-std::ldexp(1.0, -static_cast<int>(l.geometry().fingerprint_bits())));
+        log_miss += static_cast<double>(l.size()) *
+                    std::log1p(-1.0 / static_cast<double>(l.geometry().fingerprint_space()));
     }
     return -std::expm1(log_miss);
 }
@@ -323,16 +323,16 @@ void expect_identical(expandable_filter const& a, expandable_filter const& b) {
         EXPECT_EQ(fingerprints_of(a.level(j)), fingerprints_of(b.level(j))) << "level " << j;
 }
 
-void check_round_trip(bool cascading) {
-    size_t const initial = size_t{1} << 10;
+void check_round_trip(bool cascading, size_t initial = size_t{1} << 10) {
     uint64_t const expected = expected_for_initial_capacity(initial);
     auto const keys = distinct_keys(64 * initial, 47);
     expandable_filter single(expected, 1.0 / 4096, cascading);
     for (uint64_t k : keys) single.insert(k);
     auto const absent = distinct_keys(QMER_TEST_SANITIZED ? 100000 : 500000, 48);
-    // Cut points: mid-growth of level 0; right after the push of level 1 (0.9 * 8192 elements);
+    // Cut points: mid-growth of level 0; right after the push of level 1 (0.9 * m0 elements);
     // mid-growth of level 3.
-    for (size_t cut : {size_t{1500}, size_t{7373}, size_t{60000}}) {
+    size_t const pushed = static_cast<size_t>(std::ceil(0.9 * 8 * static_cast<double>(initial)));
+    for (size_t cut : {size_t{1500}, pushed, size_t{60000}}) {
         SCOPED_TRACE(testing::Message() << (cascading ? "cascading" : "plain") << " cut " << cut);
         auto first = std::make_unique<expandable_filter>(expected, 1.0 / 4096, cascading);
         for (size_t i = 0; i < cut; ++i) first->insert(keys[i]);
@@ -487,6 +487,40 @@ TEST(expandable, written_read_back_and_appended_equals_a_single_run_plain) {
 }
 TEST(expandable, written_read_back_and_appended_equals_a_single_run_cascading) {
     check_round_trip(true);
+}
+// Level 0 of 8000 slots: every level's slot count is no power of two.
+TEST(expandable, written_read_back_and_appended_equals_a_single_run_odd_slot_counts) {
+    expandable_filter const f(expected_for_initial_capacity(1000), 1.0 / 4096);
+    ASSERT_EQ(f.first_level_final_geometry().canonical_slots(), 8000u);
+    check_round_trip(false, 1000);
+    check_round_trip(true, 1000);
+}
+
+// Index files written before non-power-of-two levels have 8 stack parameters (no m0) and 4 per
+// level (no slot count): a power-of-two stack written that way still loads, bit for bit.
+TEST(expandable, reads_the_arrays_of_power_of_two_stacks_without_slot_counts) {
+    expandable_filter f(expected_for_initial_capacity(1024), 1.0 / 1024);
+    ASSERT_EQ(f.first_level_final_geometry().canonical_slots(), 8192u);
+    auto const keys = distinct_keys(20000, 61);
+    for (uint64_t k : keys) f.insert(k);
+    ASSERT_GE(f.levels(), 2u);
+    saved_filter old(f);
+    ASSERT_EQ(old.params[0].size(), 9u);
+    old.params[0].pop_back();
+    for (size_t j = 1; j < old.params.size(); ++j) {
+        ASSERT_EQ(old.params[j].size(), 5u);
+        old.params[j].pop_back();
+    }
+    auto const loaded = old.load();
+    expect_identical(f, *loaded);
+    for (uint64_t k : keys) ASSERT_TRUE(loaded->contains(k));
+    // A slot count that disagrees with the stack is refused.
+    saved_filter bad(f);
+    bad.params[1][4] += 8;
+    EXPECT_THROW(bad.load(), std::invalid_argument);
+    saved_filter bad_m0(f);
+    bad_m0.params[0][8] = 8190;  // not a multiple of 8
+    EXPECT_THROW(bad_m0.load(), std::invalid_argument);
 }
 
 TEST(expandable, from_arrays_rejects_inconsistent_input) {

@@ -18,7 +18,7 @@ namespace {
 using qf::growing_policy;
 using qf::locally_locked_filter;
 
-using growing_types = ::testing::Types<growing_locally_locked>;
+using growing_types = ::testing::Types<growing_locally_locked, odd_growing_locally_locked>;
 INSTANTIATE_TYPED_TEST_SUITE_P(growing, filter_concurrency, growing_types);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(filter_contract);  // in growing_test
 

@@ -17,7 +17,7 @@ namespace {
 using qf::growing_policy;
 using qf::locally_locked_filter;
 
-using growing_types = ::testing::Types<growing_locally_locked>;
+using growing_types = ::testing::Types<growing_locally_locked, odd_growing_locally_locked>;
 INSTANTIATE_TYPED_TEST_SUITE_P(growing, filter_contract, growing_types);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(filter_concurrency);  // in growing_stress_test
 
@@ -95,7 +95,7 @@ TEST(growing, false_positive_rate_grows_linearly) {
             size_t fp = 0;
             for (uint64_t k : probes) fp += f.contains(k);
             double const measured = static_cast<double>(fp) / static_cast<double>(probes.size());
-            double const expected = qf_expected_fpr(22, f.size());
+            double const expected = qf_expected_fpr(f.geometry(), f.size());
             std::printf("n = %6zu  q = %2u  r = %2u  fpr measured %.6f  expected %.6f\n", f.size(),
                         f.geometry().quotient_bits, f.geometry().remainder_bits, measured,
                         expected);

@@ -18,7 +18,7 @@ namespace {
 using qf::locally_locked_filter;
 using qf::sequential_filter;
 
-using ll_types = ::testing::Types<locally_locked_filter>;
+using ll_types = ::testing::Types<locally_locked_filter, odd_locally_locked>;
 INSTANTIATE_TYPED_TEST_SUITE_P(locally_locked, filter_contract, ll_types);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(filter_concurrency);  // in the stress test
 

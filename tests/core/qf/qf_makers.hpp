@@ -3,8 +3,9 @@
 // core/qf/sequential.hpp and core/qf/locally_locked.hpp, and helpers shared by their tests.
 //
 // Geometry from (capacity, fpr): q = ceil(log2(capacity)) canonical slots, r = ceil(log2(1/fpr))
-// remainder bits. Expected FPR (section 2): a false positive needs an equal q + r bit fingerprint,
-// n / 2^(q+r) for n stored fingerprints (1 - (1 - 2^-(q+r))^n exactly).
+// remainder bits; the odd_* makers take a slot count that is no power of two (5/4 of the capacity,
+// core/qf/fingerprint.hpp). Expected FPR (section 2): a false positive needs an equal fingerprint,
+// one of M = m 2^r, so n / M for n stored fingerprints (1 - (1 - 1/M)^n exactly).
 
 #include <algorithm>
 #include <cmath>
@@ -26,9 +27,15 @@ inline unsigned qf_quotient_bits(size_t capacity) {
 inline unsigned qf_remainder_bits(double fpr) {
     return std::max(1u, static_cast<unsigned>(std::ceil(std::log2(1.0 / fpr))));
 }
-inline double qf_expected_fpr(unsigned fingerprint_bits, size_t n) {
+inline double qf_expected_fpr(qf::geometry const& g, size_t n) {
     return -std::expm1(static_cast<double>(n) *
-                       std::log1p(-std::ldexp(1.0, -static_cast<int>(fingerprint_bits))));
+                       std::log1p(-1.0 / static_cast<double>(g.fingerprint_space())));
+}
+// A slot count of about 5/4 capacity, a multiple of 8 and no power of two.
+inline qf::geometry qf_odd_geometry(size_t capacity, unsigned remainder_bits) {
+    uint64_t m = (capacity + capacity / 4) / 8 * 8 + 8;
+    if ((m & (m - 1)) == 0) m += 8;
+    return qf::geometry::with_slots(m, remainder_bits);
 }
 
 template <>
@@ -40,7 +47,7 @@ struct filter_maker<qf::sequential_filter> {
                                                        qf_remainder_bits(fpr));
     }
     static double expected_fpr(qf::sequential_filter const& f, size_t n) {
-        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+        return qf_expected_fpr(f.geometry(), n);
     }
 };
 
@@ -54,7 +61,7 @@ struct filter_maker<qf::locally_locked_filter> {
                                                            qf_remainder_bits(fpr));
     }
     static double expected_fpr(qf::locally_locked_filter const& f, size_t n) {
-        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+        return qf_expected_fpr(f.geometry(), n);
     }
 };
 
@@ -73,7 +80,44 @@ struct filter_maker<growing_locally_locked> {
                                                         qf_remainder_bits(fpr) + 1);
     }
     static double expected_fpr(growing_locally_locked const& f, size_t n) {
-        return qf_expected_fpr(f.geometry().fingerprint_bits(), n);
+        return qf_expected_fpr(f.geometry(), n);
+    }
+};
+
+// The fixed-size locally locked filter over a slot count that is no power of two.
+struct odd_locally_locked : qf::locally_locked_filter {
+    odd_locally_locked(size_t capacity, double fpr)
+        : qf::locally_locked_filter(qf_odd_geometry(capacity, qf_remainder_bits(fpr))) {}
+};
+
+template <>
+struct filter_maker<odd_locally_locked> {
+    static constexpr bool fixed_capacity = true;
+    static constexpr double max_fill = 0.95;
+    static std::unique_ptr<odd_locally_locked> make(size_t capacity, double fpr) {
+        return std::make_unique<odd_locally_locked>(capacity, fpr);
+    }
+    static double expected_fpr(odd_locally_locked const& f, size_t n) {
+        return qf_expected_fpr(f.geometry(), n);
+    }
+};
+
+// Bounded growing from a slot count that is no power of two (each doubling keeps the fingerprint).
+struct odd_growing_locally_locked : qf::locally_locked_filter {
+    odd_growing_locally_locked(size_t capacity, double fpr)
+        : qf::locally_locked_filter(qf_odd_geometry(capacity, qf_remainder_bits(fpr) + 1),
+                                    qf::growing_policy{true, 0.9}) {}
+};
+
+template <>
+struct filter_maker<odd_growing_locally_locked> {
+    static constexpr bool fixed_capacity = false;
+    static constexpr double max_fill = 0.95;
+    static std::unique_ptr<odd_growing_locally_locked> make(size_t capacity, double fpr) {
+        return std::make_unique<odd_growing_locally_locked>(capacity, fpr);
+    }
+    static double expected_fpr(odd_growing_locally_locked const& f, size_t n) {
+        return qf_expected_fpr(f.geometry(), n);
     }
 };
 
