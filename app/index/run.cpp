@@ -20,6 +20,7 @@
 #include "app/common/threads.hpp"
 #include "app/filters/registry.hpp"
 #include "app/index/options.hpp"
+#include "app/index/sorted_build.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
 #include "core/sketch/hyperloglog.hpp"
@@ -207,14 +208,50 @@ bool all_rereadable(std::vector<std::string> const& paths) {
 // pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
 // migrates the whole level), and the level ends as full as the estimate allows. The estimate is
 // raised by 3 standard errors, so level 0 holds every k-mer but about 1 time in 1000.
-uint64_t estimate_distinct_kmers(index_options const& o, unsigned threads) {
+uint64_t estimate_distinct_kmers(index_options const& o, unsigned threads,
+                                 uint64_t& kmer_positions) {
     progress_meter silent("", true);  // the build's closing line stays the command's one line
     distinct_counter counter;
     build_counts counts;
     insert_references(counter, o, threads, counts, silent, ~uint64_t{0});
+    kmer_positions = counts.kmers.load();
     double const estimate = counter.sketch.estimate();
     return static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) +
            1;
+}
+
+// The sorted build of a counted first level (app/index/sorted_build.hpp): one or more passes over
+// the references gather fingerprints into buckets, each pass's buckets are sorted and appended to
+// level 0 in order. If level 0 filled up first (an estimate far too low), one more pass inserts
+// every k-mer the ordinary way. The first pass's counts are the build's.
+void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigned threads,
+                  build_counts& counts, progress_meter& progress, uint64_t max_memory,
+                  uint64_t kmer_positions) {
+    qf::geometry const g = filter.first_level_final_geometry();
+    // Half of what the table leaves of the memory limit, at most 4 GiB: more passes over the
+    // references cost less than swapping.
+    uint64_t const left =
+        max_memory > filter.memory_bytes() ? max_memory - filter.memory_bytes() : 0;
+    unsigned const passes =
+        plan_passes(kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
+    uint32_t const buckets = fingerprint_buckets::bucket_count(g);
+    qf::locally_locked_filter::sorted_append_state state;
+    bool complete = true;
+    for (unsigned pass = 0; pass < passes && complete; ++pass) {
+        uint32_t const first = static_cast<uint32_t>(uint64_t{buckets} * pass / passes);
+        uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / passes);
+        fingerprint_buckets collected(g, first, last);
+        build_counts pass_counts;
+        progress_meter silent("", true);
+        insert_references(collected, o, threads, pass == 0 ? counts : pass_counts,
+                          pass == 0 ? progress : silent, ~uint64_t{0});
+        complete = collected.append_to(filter, state, threads);
+    }
+    if (!complete) {
+        build_counts again;
+        progress_meter silent("", true);
+        insert_references(filter, o, threads, again, silent, max_memory);
+    }
 }
 
 template <filter_kind Kind>
@@ -227,6 +264,8 @@ void build_index(index_options const& o, unsigned threads) {
     std::unique_ptr<filter_t> filter;
     io::index_header header;
     uint64_t previous_kmers = 0;
+    uint64_t kmer_positions = 0;  // counted by the distinct-count pass
+    bool measured = false;
     if (o.append) {
         io::index_file existing(o.output);
         header = existing.header();
@@ -240,10 +279,9 @@ void build_index(index_options const& o, unsigned threads) {
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
-        bool measured = false;
         if (expected == 0 && codec::grows) {
             measured = all_rereadable(o.references);
-            expected = measured ? estimate_distinct_kmers(o, threads)
+            expected = measured ? estimate_distinct_kmers(o, threads, kmer_positions)
                                 : estimate_kmers_from_sizes(o.references);
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
@@ -263,7 +301,14 @@ void build_index(index_options const& o, unsigned threads) {
     if (filter->memory_bytes() > max_memory)
         memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
     build_counts counts;
-    insert_references(*filter, o, threads, counts, progress, max_memory);
+    if constexpr (Kind == filter_kind::expandable) {
+        if (measured && fingerprint_buckets::supports(filter->first_level_final_geometry()))
+            sorted_build(*filter, o, threads, counts, progress, max_memory, kmer_positions);
+        else
+            insert_references(*filter, o, threads, counts, progress, max_memory);
+    } else {
+        insert_references(*filter, o, threads, counts, progress, max_memory);
+    }
 
     // Tables that growing left behind are no longer read by anyone: free them before writing.
     if constexpr (requires { filter->release_retired_tables(); }) filter->release_retired_tables();

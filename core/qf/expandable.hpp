@@ -200,6 +200,22 @@ class expandable_filter {
         }
     }
 
+    // Bulk loading of level 0 (locally_locked_filter::append_sorted): only on a filter that no
+    // other thread uses yet, whose only level is level 0 at its final size (a counted first
+    // level), before any insert. Fingerprints are level 0's (first_level_final_geometry()). Stops
+    // where an insert would push level 1 (delta_grow full); the caller must insert what is left
+    // from its hashes: a level-0 fingerprint is no hash, and level 1 takes other bits of it.
+    size_t append_sorted(std::span<uint64_t const> fingerprints,
+                         locally_locked_filter::sorted_append_state& state) {
+        if (frozen_ || levels() != 1 ||
+            levels_[0]->geometry().quotient_bits != first_level_final_geometry().quotient_bits)
+            throw std::logic_error(
+                "expandable filter: append_sorted needs level 0 alone, at its final size");
+        auto const room = static_cast<size_t>(options_.grow_at * static_cast<double>(m0_));
+        size_t const held = levels_[0]->size();
+        return levels_[0]->append_sorted(fingerprints, state, room > held ? room - held : 0);
+    }
+
     bool contains(uint64_t h) const noexcept {
         unsigned const n = level_count_.load(std::memory_order_acquire);
         if (options_.cascading) {

@@ -363,6 +363,54 @@ class locally_locked_filter {
     growing_policy const& policy() const noexcept { return policy_; }
     size_t growths() const noexcept { return tables_.size() - 1 + released_tables_; }
 
+    // Bulk loading (qmer index builds a counted first level this way instead of by inserts).
+    // Appends fingerprints (geometry().fingerprint(h), increasing; equal ones are stored once) to
+    // a filter that no other thread uses yet and that holds only what earlier calls appended, in
+    // one sequential pass: each element goes to the first free slot at or after its quotient, as
+    // in copy_block(). A quotient filter's layout is a function of its set (runs sorted, clusters
+    // packed), so the table equals one built by insert() word for word. Stops before the first
+    // fingerprint that would run past the overflow area, or be the (max_new + 1)-th new element,
+    // and returns how many it consumed; the caller inserts the rest. Plain relaxed loads and stores
+    // (one writer); whoever shares the filter afterwards supplies the happens-before (a thread
+    // join, the pipeline's end).
+    struct sorted_append_state {
+        size_t next = 0;                  // the first free slot
+        uint64_t last_fp = ~uint64_t{0};  // the previous fingerprint appended
+        uint64_t last_q = ~uint64_t{0};   // and its quotient
+    };
+    size_t append_sorted(std::span<uint64_t const> fingerprints, sorted_append_state& st,
+                         size_t max_new = ~size_t{0}) {
+        ll::table& t = *current_.load(std::memory_order_relaxed);
+        unsigned const r = t.g.remainder_bits;
+        uint64_t const mask = t.g.remainder_mask();
+        auto words = t.slots.groups();
+        auto const& l = t.lanes;
+        auto put = [&](size_t pos, uint64_t bits) {
+            size_t const g = l.group_of(pos);
+            unsigned const shift = static_cast<unsigned>(pos - l.first_slot(g)) * l.slot_bits();
+            words[g].store(words[g].load(std::memory_order_relaxed) | (bits << shift),
+                           std::memory_order_relaxed);
+        };
+        size_t stored = 0, i = 0;
+        for (; i < fingerprints.size(); ++i) {
+            uint64_t const fp = fingerprints[i];
+            if (fp == st.last_fp) continue;
+            assert(st.last_fp == ~uint64_t{0} || fp > st.last_fp);
+            uint64_t const q = fp >> r;
+            size_t const pos = std::max<size_t>(q, st.next);
+            if (pos >= t.total_slots || stored == max_new) break;
+            if (q != st.last_q) put(q, status::occupied);
+            put(pos, ((fp & mask) << 3) | (pos != q ? status::shifted : 0) |
+                         (q == st.last_q ? status::continuation : 0));
+            st.last_fp = fp;
+            st.last_q = q;
+            st.next = pos + 1;
+            ++stored;
+        }
+        size_.fetch_add(stored, std::memory_order_relaxed);
+        return i;
+    }
+
     // Quiescent only. The current table's raw words (index file).
     std::span<std::atomic<uint64_t> const> groups() const noexcept {
         return std::as_const(*current_.load(std::memory_order_acquire)).slots.groups();

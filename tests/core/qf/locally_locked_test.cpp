@@ -112,3 +112,58 @@ TEST(locally_locked, words_out_and_back_in) {
 
 }  // namespace
 }  // namespace qmer::test
+
+namespace qmer::test {
+namespace {
+
+// append_sorted (the sorted build): the same set appended in increasing fingerprint order, in
+// several calls and with repeats, gives the table insert() gives, word for word, for a power of
+// two and an odd slot count; a table too small stops the append where the overflow area ends.
+void expect_sorted_append_equals_inserts(qf::geometry g, size_t n) {
+    SCOPED_TRACE(testing::Message()
+                 << "slots " << g.canonical_slots() << " r " << g.remainder_bits);
+    qf::locally_locked_filter inserted(g), appended(g);
+    auto const keys = distinct_keys(n, 71);
+    std::vector<uint64_t> fps;
+    for (uint64_t k : keys) {
+        ASSERT_NE(inserted.insert(k), insert_result::full);
+        fps.push_back(g.fingerprint(k));
+        if (fps.size() % 5 == 0) fps.push_back(g.fingerprint(k));  // a repeat
+    }
+    std::sort(fps.begin(), fps.end());
+    qf::locally_locked_filter::sorted_append_state state;
+    std::span<uint64_t const> all(fps);
+    size_t const third = fps.size() / 3;
+    EXPECT_EQ(appended.append_sorted(all.first(third), state), third);
+    EXPECT_EQ(appended.append_sorted(all.subspan(third), state), fps.size() - third);
+    EXPECT_EQ(appended.size(), inserted.size());
+    auto const a = inserted.groups(), b = appended.groups();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].load(), b[i].load()) << "word " << i;
+    for (uint64_t k : keys) ASSERT_TRUE(appended.contains_final(k));
+}
+
+TEST(locally_locked_sorted_append, equals_inserts_word_for_word) {
+    expect_sorted_append_equals_inserts({12, 10}, 3900);                            // 95% of 2^12
+    expect_sorted_append_equals_inserts(qf::geometry::with_slots(5000, 11), 4700);  // 94%
+    expect_sorted_append_equals_inserts(qf::geometry::with_slots(5000, 3), 4000);   // collisions
+}
+
+TEST(locally_locked_sorted_append, stops_where_the_overflow_area_ends) {
+    qf::geometry const g = qf::geometry::with_slots(1000, 10);
+    qf::locally_locked_filter f(g);  // 1000 + 79 slots
+    auto const keys = distinct_keys(3000, 72);
+    std::vector<uint64_t> fps;
+    for (uint64_t k : keys) fps.push_back(g.fingerprint(k));
+    std::sort(fps.begin(), fps.end());
+    fps.erase(std::unique(fps.begin(), fps.end()), fps.end());
+    qf::locally_locked_filter::sorted_append_state state;
+    size_t const used = f.append_sorted(fps, state);
+    EXPECT_LT(used, fps.size());
+    EXPECT_EQ(f.size(), used);
+    EXPECT_LE(f.size(), f.total_slots());
+    for (size_t i = 0; i < used; ++i) ASSERT_TRUE(f.contains(g.hash_of_fingerprint(fps[i])));
+}
+
+}  // namespace
+}  // namespace qmer::test

@@ -1,0 +1,96 @@
+// The sorted build (app/index/sorted_build.hpp): fingerprints gathered from many threads in
+// several passes (slices of the bucket range), sorted and appended, give the expandable filter
+// that inserts give, word for word; an estimate far too low stops level 0 where an insert would
+// push level 1, and inserting every key again then leaves none out.
+
+#include "app/index/sorted_build.hpp"
+
+#include <gtest/gtest.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace {
+
+using qmer::app::fingerprint_buckets;
+using qmer::qf::expandable_filter;
+using qmer::qf::expandable_options;
+using qmer::qf::locally_locked_filter;
+
+std::vector<uint64_t> keys_with_repeats(size_t n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<uint64_t> keys(n);
+    for (auto& k : keys) k = rng();
+    for (size_t i = 0; i < n; i += 3) keys[i] = keys[i / 2];  // ~1/3 repeats
+    return keys;
+}
+
+std::unique_ptr<expandable_filter> counted_filter(uint64_t expected) {
+    expandable_options o;
+    o.expected_elements = expected;
+    o.max_false_positive_rate = 0.001;
+    o.first_level_at_final_size = true;
+    return std::make_unique<expandable_filter>(o);
+}
+
+bool build_sorted(expandable_filter& f, std::vector<uint64_t> const& keys, unsigned passes) {
+    auto const g = f.first_level_final_geometry();
+    uint32_t const buckets = fingerprint_buckets::bucket_count(g);
+    locally_locked_filter::sorted_append_state state;
+    bool complete = true;
+    for (unsigned p = 0; p < passes && complete; ++p) {
+        fingerprint_buckets collected(g, buckets * p / passes, buckets * (p + 1) / passes);
+        // Many tasks on a 2-core machine: several threads fill buckets of their own.
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, keys.size(), 997), [&](auto const& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(keys[i]);
+        });
+        complete = collected.append_to(f, state, 8);
+    }
+    return complete;
+}
+
+TEST(sorted_build, equals_the_inserted_filter_word_for_word) {
+    auto const keys = keys_with_repeats(200000, 1);
+    auto inserted = counted_filter(140000);
+    for (uint64_t k : keys) inserted->insert(k);
+    for (unsigned passes : {1u, 3u}) {
+        SCOPED_TRACE(testing::Message() << passes << " passes");
+        auto sorted = counted_filter(140000);
+        EXPECT_TRUE(build_sorted(*sorted, keys, passes));
+        EXPECT_EQ(sorted->size(), inserted->size());
+        auto const a = inserted->arrays(), b = sorted->arrays();
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
+            EXPECT_TRUE(std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(),
+                                   b[i].words.end()))
+                << "array " << i;
+        }
+        for (uint64_t k : keys) ASSERT_TRUE(sorted->contains(k));
+    }
+}
+
+TEST(sorted_build, an_estimate_far_too_low_stops_level_0_for_inserts) {
+    auto const keys = keys_with_repeats(100000, 2);
+    auto f = counted_filter(20000);  // ~70,000 distinct keys
+    ASSERT_FALSE(build_sorted(*f, keys, 2));
+    // Level 0 stopped where an insert would have pushed level 1.
+    EXPECT_EQ(f->levels(), 1u);
+    EXPECT_EQ(f->size(),
+              static_cast<size_t>(
+                  0.9 * static_cast<double>(f->first_level_final_geometry().canonical_slots())));
+    for (uint64_t k : keys) f->insert(k);  // what qmer index does then: every k-mer again
+    EXPECT_GT(f->levels(), 1u);
+    for (uint64_t k : keys) ASSERT_TRUE(f->contains(k));
+}
+
+TEST(sorted_build, passes_follow_the_budget) {
+    EXPECT_EQ(qmer::app::plan_passes(1000, 1 << 20), 1u);
+    EXPECT_EQ(qmer::app::plan_passes(100'000'000, uint64_t{1} << 30), 1u);
+    EXPECT_EQ(qmer::app::plan_passes(1'000'000'000, uint64_t{1} << 30), 5u);
+}
+
+}  // namespace
