@@ -37,6 +37,11 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_flag(
         "--cascading", o.cascading,
         "Expandable filter: cascading inserts into lower levels (slower here, see README)");
+    app.add_option("--fill", o.fill,
+                   "Expandable filter built from files: how full its first level ends, in [0.25, "
+                   "0.9]; lower queries faster, higher is smaller (README, Performance)")
+        ->check(CLI::Range(0.25, 0.9))
+        ->capture_default_str();
     app.add_flag("--append", o.append, "Add the references to an existing expandable index");
     app.add_option("--max-memory", o.max_memory,
                    "Stop if the index would need more memory than this (e.g. 16G; default: 80% "

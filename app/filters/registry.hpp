@@ -65,6 +65,7 @@ struct filter_plan {
     uint64_t expected = 0;   // distinct k-mers expected (0: unknown; fixed filters get a count)
     double fpr = 0.001;      // false-positive bound per k-mer
     bool cascading = false;  // expandable filter: cascading inserts
+    double first_level_fill = 0.85;  // expandable filter: fill of a measured first level
     // `expected` was measured (a distinct-count estimate of the references), not guessed: a
     // growing filter may then start at the size it will end at.
     bool expected_measured = false;
@@ -96,6 +97,7 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
         o.max_false_positive_rate = plan.fpr;
         o.cascading = plan.cascading;
         o.first_level_at_final_size = plan.expected_measured;
+        o.first_level_fill = plan.first_level_fill;
         return std::make_unique<filter_type>(o);
     }
 };

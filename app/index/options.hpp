@@ -15,6 +15,7 @@ struct index_options {
     double fpr = 0.001;    // false-positive bound per k-mer
     std::string filter = "expandable";
     bool cascading = false;  // expandable filter: cascading inserts (bench/qf/GROWING.md)
+    double fill = 0.85;      // expandable filter: how full a counted first level ends
     uint64_t expected = 0;   // expected distinct k-mers; 0 = unknown
     uint64_t seed = 0;       // XXH3 seed stored in the index
     bool append = false;     // add references to an existing expandable index

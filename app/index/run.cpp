@@ -289,6 +289,7 @@ void build_index(index_options const& o, unsigned threads) {
         filter = codec::create({.expected = expected,
                                 .fpr = o.fpr,
                                 .cascading = o.cascading,
+                                .first_level_fill = o.fill,
                                 .expected_measured = measured});
         header.k = o.k;
         header.hash_seed = o.seed;
@@ -342,6 +343,8 @@ void run_index(index_options const& o) {
         throw usage_error("-k must be between 1 and 32, not " + std::to_string(o.k));
     if (!(o.fpr > 0 && o.fpr <= 0.5))
         throw usage_error("--fpr must be in (0, 0.5], not " + std::to_string(o.fpr));
+    if (!(o.fill >= 0.25 && o.fill <= 0.9))
+        throw usage_error("--fill must be in [0.25, 0.9], not " + std::to_string(o.fill));
     filter_kind const kind = parse_filter_kind(o.filter);
     (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
     if (o.append && !filter_kind_can_append(kind))

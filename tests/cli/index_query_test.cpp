@@ -318,6 +318,35 @@ TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
     for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
 }
 
+// --fill sets how full a counted first level ends: 0.5 gives ~0.85 / 0.5 the slots of the default,
+// the same calls, and a value outside [0.25, 0.9] is a usage error.
+TEST_F(index_query, fill_sizes_the_counted_first_level) {
+    auto m0_of = [&](std::string const& index) {
+        auto const json = qmer({"info", "--json", index});
+        EXPECT_EQ(json.exit_code, 0) << json.err;
+        auto const at = json.out.find("\"filter_params\": [");
+        std::istringstream in(json.out.substr(at + 18, json.out.find(']', at) - at - 18));
+        std::string v;
+        for (int i = 0; i <= 8; ++i) std::getline(in, v, ',');
+        return static_cast<double>(std::stoull(v));
+    };
+    write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
+    ASSERT_EQ(qmer({"index", "-o", "default.qmer", "lambda.fa"}).exit_code, 0);
+    ASSERT_EQ(qmer({"index", "--fill", "0.5", "-o", "half.qmer", "lambda.fa"}).exit_code, 0);
+    double const ratio = m0_of("half.qmer") / m0_of("default.qmer");
+    EXPECT_NEAR(ratio, 0.85 / 0.5, 0.02);
+    auto const a = qmer({"query", "default.qmer", data("lambda_reads_1.fq.gz").string()});
+    auto const b = qmer({"query", "half.qmer", data("lambda_reads_1.fq.gz").string()});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+    auto const bad = qmer({"index", "--fill", "0.95", "-o", "bad.qmer", "lambda.fa"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists("bad.qmer"));
+}
+
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
 // their counts are then a prefix of the full ones.
 TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {
