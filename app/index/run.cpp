@@ -240,7 +240,10 @@ void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigne
     for (unsigned pass = 0; pass < passes && complete; ++pass) {
         uint32_t const first = static_cast<uint32_t>(uint64_t{buckets} * pass / passes);
         uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / passes);
-        fingerprint_buckets collected(g, first, last);
+        // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
+        size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /
+                                                      buckets / std::max(1u, threads));
+        fingerprint_buckets collected(g, first, last, per_bucket);
         build_counts pass_counts;
         progress_meter silent("", true);
         insert_references(collected, o, threads, pass == 0 ? counts : pass_counts,

@@ -27,8 +27,11 @@ namespace qmer::app {
 // pipeline's threads: each thread fills buckets of its own (no sharing, no atomics).
 class fingerprint_buckets {
   public:
-    // g: the geometry the fingerprints are taken in; the pass keeps buckets [first, last).
-    fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last);
+    // g: the geometry the fingerprints are taken in; the pass keeps buckets [first, last). Each
+    // thread's buckets start with room for reserve_per_bucket fingerprints (growing a vector
+    // copies it and, at its peak, holds twice its size).
+    fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last,
+                        size_t reserve_per_bucket = 0);
 
     // Whether this layout can hold g's fingerprints (the part below the bucket bits in 32 bits
     // with at most 2^20 buckets: fingerprints of up to 52 bits).
