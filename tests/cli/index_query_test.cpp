@@ -344,7 +344,23 @@ TEST_F(index_query, fill_sizes_the_counted_first_level) {
     for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
     auto const bad = qmer({"index", "--fill", "0.95", "-o", "bad.qmer", "lambda.fa"});
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
-    EXPECT_FALSE(std::filesystem::exists("bad.qmer"));
+    EXPECT_FALSE(std::filesystem::exists(dir() / "bad.qmer"));
+}
+
+// The sorted build reads the references once per slice of the fingerprint range when its buckets
+// would exceed half of what --max-memory leaves: 400K leaves room for half of lambda's buckets
+// (two passes), and the index's filter words equal the one-pass build's.
+TEST_F(index_query, sorted_build_in_several_passes_writes_the_same_filter) {
+    write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
+    ASSERT_EQ(qmer({"index", "-o", "one.qmer", "lambda.fa"}).exit_code, 0);
+    auto const r = qmer({"index", "--max-memory", "400K", "-o", "two.qmer", "lambda.fa"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto const one = slurp(dir() / "one.qmer"), two = slurp(dir() / "two.qmer");
+    ASSERT_EQ(one.size(), two.size());
+    // The filter words end the file, before the 8-byte checksum; the header differs (command).
+    size_t const words = 90000;
+    ASSERT_GT(one.size(), words + 8);
+    EXPECT_EQ(one.substr(one.size() - 8 - words, words), two.substr(two.size() - 8 - words, words));
 }
 
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
