@@ -18,7 +18,10 @@
 
 namespace qmer::io {
 
-inline constexpr uint32_t index_format_version = 1;
+// 2: the expandable filter's arrays carry its level-0 slot count and each level's (slot counts
+// need not be powers of two). The container is unchanged and version 1 files load as before; a
+// qmer that reads only version 1 refuses version 2 by name instead of calling it damaged.
+inline constexpr uint32_t index_format_version = 2;
 
 struct index_header {
     uint32_t format_version = index_format_version;
