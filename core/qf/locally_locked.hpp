@@ -389,14 +389,10 @@ class locally_locked_filter {
     size_t append_sorted(std::span<uint64_t const> fingerprints, sorted_append_state& st,
                          size_t max_new = ~size_t{0}) {
         ll::table& t = *current_.load(std::memory_order_relaxed);
-        unsigned const r = t.g.remainder_bits;
-        uint64_t const mask = t.g.remainder_mask();
         auto words = t.slots.groups();
-        auto const& l = t.lanes;
-        auto put = [&](size_t pos, uint64_t bits) {
-            size_t const g = l.group_of(pos);
-            unsigned const shift = static_cast<unsigned>(pos - l.first_slot(g)) * l.slot_bits();
-            words[g].store(words[g].load(std::memory_order_relaxed) | (bits << shift),
+        // One writer: a plain load and store, not an atomic read-modify-write.
+        auto or_bits = [&](size_t g, uint64_t bits) {
+            words[g].store(words[g].load(std::memory_order_relaxed) | bits,
                            std::memory_order_relaxed);
         };
         size_t stored = 0, i = 0;
@@ -404,15 +400,7 @@ class locally_locked_filter {
             uint64_t const fp = fingerprints[i];
             if (fp == st.last_fp) continue;
             assert(st.last_fp == ~uint64_t{0} || fp > st.last_fp);
-            uint64_t const q = fp >> r;
-            size_t const pos = std::max<size_t>(q, st.next);
-            if (pos >= t.total_slots || stored == max_new) break;
-            if (q != st.last_q) put(q, status::occupied);
-            put(pos, ((fp & mask) << 3) | (pos != q ? status::shifted : 0) |
-                         (q == st.last_q ? status::continuation : 0));
-            st.last_fp = fp;
-            st.last_q = q;
-            st.next = pos + 1;
+            if (stored == max_new || !place_sorted(t, fp, st, or_bits)) break;
             ++stored;
         }
         size_.fetch_add(stored, std::memory_order_relaxed);
@@ -1064,6 +1052,31 @@ class locally_locked_filter {
     // position at or after its new quotient. A supercluster of old positions [s, e) lands at target
     // positions below 2e, before the next one's first quotient 2(e+1): blocks never share a target
     // slot, and the target's slots are written with fetch_or on zeroed groups (each bit once).
+    // The sorted layout shared by copy_block() and append_sorted(): places fp, larger than every
+    // fingerprint placed before with `st`, at the first free slot at or after its quotient in t,
+    // whose slots start zero; sets the quotient's occupied bit and the element's shifted and
+    // continuation bits through or_bits(group, bits). False, writing nothing, past the table.
+    template <typename OrBits>
+    static bool place_sorted(ll::table const& t, uint64_t fp, sorted_append_state& st,
+                             OrBits&& or_bits) {
+        uint64_t const q = fp >> t.g.remainder_bits;
+        size_t const pos = std::max<size_t>(q, st.next);
+        if (pos >= t.total_slots) return false;
+        auto const& l = t.lanes;
+        auto put = [&](size_t slot, uint64_t bits) {
+            size_t const g = l.group_of(slot);
+            unsigned const shift = static_cast<unsigned>(slot - l.first_slot(g)) * l.slot_bits();
+            or_bits(g, bits << shift);
+        };
+        if (q != st.last_q) put(q, status::occupied);
+        put(pos, ((fp & t.g.remainder_mask()) << 3) | (pos != q ? status::shifted : 0) |
+                     (q == st.last_q ? status::continuation : 0));
+        st.last_fp = fp;
+        st.last_q = q;
+        st.next = pos + 1;
+        return true;
+    }
+
     static void copy_block(ll::table const& src, ll::table& dst, size_t lo, size_t hi) {
         // The source is frozen apart from read locks coming and going, which the ll:: predicates
         // see through: one load per group (two caches: scan position, canonical slot) is enough.
@@ -1071,15 +1084,11 @@ class locally_locked_filter {
         size_t p = lo;
         if (p > 0 && ll::has_element(at(p - 1)))
             while (p < src.total_slots && ll::has_element(at(p))) ++p;
-        unsigned const new_r = dst.g.remainder_bits;
-        uint64_t const new_mask = dst.g.remainder_mask();
-        auto& ds = dst.slots;
-        auto const& dl = dst.lanes;
-        auto put = [&](size_t pos, uint64_t bitsv) {
-            size_t const g = dl.group_of(pos);
-            unsigned const shift = static_cast<unsigned>(pos - dl.first_slot(g)) * dl.slot_bits();
-            // relaxed: published by the done2 / current_ chain in help().
-            ds.groups()[g].fetch_or(bitsv << shift, std::memory_order_relaxed);
+        auto words = dst.slots.groups();
+        // fetch_or: two blocks' superclusters may end and begin in one target group. relaxed:
+        // published by the done2 / current_ chain in help().
+        auto or_bits = [&](size_t g, uint64_t bits) {
+            words[g].fetch_or(bits, std::memory_order_relaxed);
         };
         while (p < hi) {
             if (!ll::has_element(at(p))) {
@@ -1087,8 +1096,7 @@ class locally_locked_filter {
                 continue;
             }
             uint64_t quot = p;
-            size_t next = 0;
-            uint64_t prev_q = ~uint64_t{0};
+            sorted_append_state st;  // each supercluster is laid out on its own
             size_t i = p;
             for (; i < src.total_slots; ++i) {
                 uint64_t const v = at(i);
@@ -1099,14 +1107,9 @@ class locally_locked_filter {
                     do ++quot;
                     while (!ll::occupied(canonical(quot)));
                 }
-                uint64_t const fp = src.g.fingerprint_of(quot, ll::rem(v));
-                uint64_t const nq = fp >> new_r;
-                size_t const pos = std::max<size_t>(nq, next);
-                put(nq, status::occupied);
-                put(pos, ((fp & new_mask) << 3) | (pos != nq ? status::shifted : 0) |
-                             (nq == prev_q ? status::continuation : 0));
-                prev_q = nq;
-                next = pos + 1;
+                [[maybe_unused]] bool const placed =
+                    place_sorted(dst, src.g.fingerprint_of(quot, ll::rem(v)), st, or_bits);
+                assert(placed);  // the target holds twice the source's slots
             }
             p = i;
         }
