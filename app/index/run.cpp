@@ -235,14 +235,14 @@ void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigne
     unsigned const passes =
         plan_passes(kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
+    // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
+    size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /
+                                                  buckets / std::max(1u, threads));
     qf::locally_locked_filter::sorted_append_state state;
     bool complete = true;
     for (unsigned pass = 0; pass < passes && complete; ++pass) {
         uint32_t const first = static_cast<uint32_t>(uint64_t{buckets} * pass / passes);
         uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / passes);
-        // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
-        size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /
-                                                      buckets / std::max(1u, threads));
         fingerprint_buckets collected(g, first, last, per_bucket);
         build_counts pass_counts;
         progress_meter silent("", true);
