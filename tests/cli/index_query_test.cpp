@@ -11,7 +11,6 @@
 namespace {
 
 using qmer::test::cli_test;
-using index_query = cli_test;
 
 // Every --filter name qmer index offers.
 #define QMER_TEST_FILTER_KINDS                                                                 \
@@ -69,6 +68,34 @@ std::string reverse_complement(std::string s) {
     for (char& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : c;
     return s;
 }
+
+class index_query : public cli_test {
+  protected:
+    // Every array's parameters of an index, in order, as `qmer info --json` prints them.
+    std::vector<uint64_t> filter_params(std::string const& index) {
+        auto const json = qmer({"info", "--json", index});
+        EXPECT_EQ(json.exit_code, 0) << json.err;
+        auto const at = json.out.find("\"filter_params\": [");
+        EXPECT_NE(at, std::string::npos) << json.out;
+        std::vector<uint64_t> out;
+        if (at == std::string::npos) return out;
+        std::istringstream in(json.out.substr(at + 18, json.out.find(']', at) - at - 18));
+        std::string v;
+        while (std::getline(in, v, ',')) out.push_back(std::stoull(v));
+        return out;
+    }
+    // Both indexes call the same reads of `reads` (the match column).
+    void expect_same_calls(std::string const& a_index, std::string const& b_index,
+                           std::string const& reads) {
+        auto const a = qmer({"query", a_index, reads});
+        auto const b = qmer({"query", b_index, reads});
+        ASSERT_EQ(a.exit_code, 0) << a.err;
+        ASSERT_EQ(b.exit_code, 0) << b.err;
+        auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
+        ASSERT_EQ(ra.size(), rb.size());
+        for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+    }
+};
 
 TEST_F(index_query, hand_checked_counts) {
     // k = 3. The reference's canonical 3-mers: AAA, AAC, ACC, CCC.
@@ -279,21 +306,10 @@ TEST_F(index_query, info_reports_what_was_built) {
 // (index 8). From stdin, which cannot be read twice, it starts small and grows. Both call the
 // same reads.
 TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
-    auto params_of = [&](std::string const& index) {
-        auto const json = qmer({"info", "--json", index});
-        EXPECT_EQ(json.exit_code, 0) << json.err;
-        auto const at = json.out.find("\"filter_params\": [");
-        EXPECT_NE(at, std::string::npos) << json.out;
-        std::vector<uint64_t> out;
-        std::istringstream in(json.out.substr(at + 18, json.out.find(']', at) - at - 18));
-        std::string v;
-        while (std::getline(in, v, ',')) out.push_back(std::stoull(v));
-        return out;
-    };
     write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
     ASSERT_EQ(qmer({"index", "-o", "file.qmer", "lambda.fa"}).exit_code, 0);
     ASSERT_EQ(qmer({"index", "-o", "stdin.qmer", "-"}, "lambda.fa").exit_code, 0);
-    auto const file = params_of("file.qmer"), piped = params_of("stdin.qmer");
+    auto const file = filter_params("file.qmer"), piped = filter_params("stdin.qmer");
     // The stack's {tag, expected, p, grow_at, cascading, levels, Q0, R0, m0}, then level 0's
     // {q, r, total slots, size, canonical slots}.
     ASSERT_GE(file.size(), 14u);
@@ -309,39 +325,22 @@ TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
     // need by more than the estimate's error: the level ends at least 80% full.
     EXPECT_GE(0.9 * static_cast<double>(file[8]), 48464.0);
     EXPECT_GE(48464.0 / static_cast<double>(file[8]), 0.80);
-    auto const a = qmer({"query", "file.qmer", data("lambda_reads_1.fq.gz").string()});
-    auto const b = qmer({"query", "stdin.qmer", data("lambda_reads_1.fq.gz").string()});
-    ASSERT_EQ(a.exit_code, 0) << a.err;
-    ASSERT_EQ(b.exit_code, 0) << b.err;
-    auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
-    ASSERT_EQ(ra.size(), rb.size());
-    for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+    expect_same_calls("file.qmer", "stdin.qmer", data("lambda_reads_1.fq.gz").string());
 }
 
 // --fill sets how full a counted first level ends: 0.5 gives ~0.85 / 0.5 the slots of the default,
 // the same calls, and a value outside [0.25, 0.9] is a usage error.
 TEST_F(index_query, fill_sizes_the_counted_first_level) {
     auto m0_of = [&](std::string const& index) {
-        auto const json = qmer({"info", "--json", index});
-        EXPECT_EQ(json.exit_code, 0) << json.err;
-        auto const at = json.out.find("\"filter_params\": [");
-        std::istringstream in(json.out.substr(at + 18, json.out.find(']', at) - at - 18));
-        std::string v;
-        for (int i = 0; i <= 8; ++i) std::getline(in, v, ',');
-        return static_cast<double>(std::stoull(v));
+        auto const params = filter_params(index);  // the stack's 9th parameter is m0
+        return params.size() > 8 ? static_cast<double>(params[8]) : 0.0;
     };
     write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
     ASSERT_EQ(qmer({"index", "-o", "default.qmer", "lambda.fa"}).exit_code, 0);
     ASSERT_EQ(qmer({"index", "--fill", "0.5", "-o", "half.qmer", "lambda.fa"}).exit_code, 0);
     double const ratio = m0_of("half.qmer") / m0_of("default.qmer");
     EXPECT_NEAR(ratio, 0.85 / 0.5, 0.02);
-    auto const a = qmer({"query", "default.qmer", data("lambda_reads_1.fq.gz").string()});
-    auto const b = qmer({"query", "half.qmer", data("lambda_reads_1.fq.gz").string()});
-    ASSERT_EQ(a.exit_code, 0) << a.err;
-    ASSERT_EQ(b.exit_code, 0) << b.err;
-    auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
-    ASSERT_EQ(ra.size(), rb.size());
-    for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+    expect_same_calls("default.qmer", "half.qmer", data("lambda_reads_1.fq.gz").string());
     auto const bad = qmer({"index", "--fill", "0.95", "-o", "bad.qmer", "lambda.fa"});
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_FALSE(std::filesystem::exists(dir() / "bad.qmer"));

@@ -84,39 +84,26 @@ struct filter_maker<growing_locally_locked> {
     }
 };
 
-// The fixed-size locally locked filter over a slot count that is no power of two.
-struct odd_locally_locked : qf::locally_locked_filter {
-    odd_locally_locked(size_t capacity, double fpr)
-        : qf::locally_locked_filter(qf_odd_geometry(capacity, qf_remainder_bits(fpr))) {}
+// The locally locked filter over a slot count that is no power of two, fixed-size or with bounded
+// growing (each doubling keeps the fingerprint); the growing one gets a spare remainder bit.
+template <bool Growing>
+struct odd_locally_locked_filter : qf::locally_locked_filter {
+    odd_locally_locked_filter(size_t capacity, double fpr)
+        : qf::locally_locked_filter(qf_odd_geometry(capacity, qf_remainder_bits(fpr) + Growing),
+                                    qf::growing_policy{Growing, 0.9}) {}
 };
+using odd_locally_locked = odd_locally_locked_filter<false>;
+using odd_growing_locally_locked = odd_locally_locked_filter<true>;
 
-template <>
-struct filter_maker<odd_locally_locked> {
-    static constexpr bool fixed_capacity = true;
+template <bool Growing>
+struct filter_maker<odd_locally_locked_filter<Growing>> {
+    using filter = odd_locally_locked_filter<Growing>;
+    static constexpr bool fixed_capacity = !Growing;
     static constexpr double max_fill = 0.95;
-    static std::unique_ptr<odd_locally_locked> make(size_t capacity, double fpr) {
-        return std::make_unique<odd_locally_locked>(capacity, fpr);
+    static std::unique_ptr<filter> make(size_t capacity, double fpr) {
+        return std::make_unique<filter>(capacity, fpr);
     }
-    static double expected_fpr(odd_locally_locked const& f, size_t n) {
-        return qf_expected_fpr(f.geometry(), n);
-    }
-};
-
-// Bounded growing from a slot count that is no power of two (each doubling keeps the fingerprint).
-struct odd_growing_locally_locked : qf::locally_locked_filter {
-    odd_growing_locally_locked(size_t capacity, double fpr)
-        : qf::locally_locked_filter(qf_odd_geometry(capacity, qf_remainder_bits(fpr) + 1),
-                                    qf::growing_policy{true, 0.9}) {}
-};
-
-template <>
-struct filter_maker<odd_growing_locally_locked> {
-    static constexpr bool fixed_capacity = false;
-    static constexpr double max_fill = 0.95;
-    static std::unique_ptr<odd_growing_locally_locked> make(size_t capacity, double fpr) {
-        return std::make_unique<odd_growing_locally_locked>(capacity, fpr);
-    }
-    static double expected_fpr(odd_growing_locally_locked const& f, size_t n) {
+    static double expected_fpr(filter const& f, size_t n) {
         return qf_expected_fpr(f.geometry(), n);
     }
 };
