@@ -234,6 +234,14 @@ void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigne
         max_memory > filter.memory_bytes() ? max_memory - filter.memory_bytes() : 0;
     unsigned const passes =
         plan_passes(kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
+    // Even the most passes would hold more buckets than the limit leaves: insert instead, which
+    // needs no memory beyond the table.
+    if (static_cast<double>(bucket_bytes_per_position) * static_cast<double>(kmer_positions) /
+            passes >
+        static_cast<double>(left)) {
+        insert_references(filter, o, threads, counts, progress, max_memory);
+        return;
+    }
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
     // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
     size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /

@@ -117,8 +117,8 @@ bool fingerprint_buckets::append_to(qf::expandable_filter& filter,
 }
 
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes) {
-    // 4 bytes per position, +25% for vector growth and uneven buckets.
-    double const need = 5.0 * static_cast<double>(kmer_positions);
+    double const need =
+        static_cast<double>(bucket_bytes_per_position) * static_cast<double>(kmer_positions);
     double const passes =
         std::ceil(need / static_cast<double>(std::max<uint64_t>(budget_bytes, 1)));
     return static_cast<unsigned>(std::clamp(passes, 1.0, 64.0));

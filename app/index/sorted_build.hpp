@@ -71,8 +71,11 @@ class fingerprint_buckets {
         local_;
 };
 
-// Passes over the references so that one pass's buckets (4 bytes per k-mer position, with slack
-// for uneven buckets) fit `budget_bytes`.
+// What plan_passes() counts per k-mer position: 4 bytes, +25% for uneven buckets.
+inline constexpr unsigned bucket_bytes_per_position = 5;
+
+// Passes over the references (1..64) so that one pass's buckets (4 bytes per k-mer position, with
+// slack for uneven buckets) fit `budget_bytes`.
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes);
 
 }  // namespace qmer::app

@@ -362,6 +362,20 @@ TEST_F(index_query, sorted_build_in_several_passes_writes_the_same_filter) {
     EXPECT_EQ(one.substr(one.size() - 8 - words, words), two.substr(two.size() - 8 - words, words));
 }
 
+// A limit that leaves the table (~121 KiB) no room for the buckets even in 64 passes: the build
+// inserts k-mer by k-mer instead, within the limit, and the filter is the same.
+TEST_F(index_query, sorted_build_without_room_for_buckets_inserts_instead) {
+    write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
+    ASSERT_EQ(qmer({"index", "-o", "one.qmer", "lambda.fa"}).exit_code, 0);
+    auto const r = qmer({"index", "--max-memory", "125K", "-o", "tight.qmer", "lambda.fa"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto const one = slurp(dir() / "one.qmer"), tight = slurp(dir() / "tight.qmer");
+    ASSERT_EQ(one.size(), tight.size());
+    size_t const words = 90000;
+    EXPECT_EQ(one.substr(one.size() - 8 - words, words),
+              tight.substr(tight.size() - 8 - words, words));
+}
+
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
 // their counts are then a prefix of the full ones.
 TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {
