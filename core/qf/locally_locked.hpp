@@ -165,6 +165,16 @@ class locally_locked_filter {
             g, g.canonical_slots() + overflow_slots_for(g.canonical_slots())));
     }
 
+    // An empty filter with total_slots slots (at least its canonical ones): the shape of a saved
+    // table, for append_sorted to refill (core/qf/rank_select.hpp, thaw_rank_select).
+    locally_locked_filter(qf::geometry g, size_t total_slots, growing_policy policy)
+        : policy_(policy) {
+        validate(g);
+        if (total_slots < g.canonical_slots())
+            throw std::invalid_argument("quotient filter: fewer slots than canonical slots");
+        adopt(std::make_unique<ll::table>(g, total_slots));
+    }
+
     // A filter from saved words (the index file): geometry, slot count and the raw groups as
     // groups() gave them, and the element count.
     locally_locked_filter(unsigned quotient_bits, unsigned remainder_bits, size_t total_slots,

@@ -1,0 +1,216 @@
+// Tests of core/qf/rank_select.hpp and core/qf/rank_select_levels.hpp: a table written in the
+// rank-and-select layout answers exactly what the concurrent table it was written from answers
+// (the same fingerprint set, so the same answer for every hash, present or absent), from 30% to
+// 99% fill, on power-of-two and odd slot counts, narrow and wide remainders; it reads back as the
+// same fingerprints and refills the same concurrent table word for word; and damaged words never
+// crash or hang a lookup.
+
+#include "core/qf/rank_select.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "core/qf/expandable.hpp"
+#include "core/qf/locally_locked.hpp"
+#include "core/qf/rank_select_levels.hpp"
+
+namespace qmer::test {
+namespace {
+
+using qf::locally_locked_filter;
+using qf::rank_select_table;
+
+struct written {
+    std::vector<uint64_t> words;
+    uint64_t elements = 0;
+    rank_select_table view() const {
+        return rank_select_table(shape, words, elements);
+    }
+    qf::rank_select::shape shape;
+};
+
+written write(locally_locked_filter const& f) {
+    written w;
+    w.shape = qf::rank_select_shape_of(f);
+    w.elements = qf::write_rank_select(f, [&](std::span<uint64_t const> chunk) {
+        w.words.insert(w.words.end(), chunk.begin(), chunk.end());
+    });
+    return w;
+}
+
+// Fills f with random hashes to `fill` of its canonical slots; returns them.
+std::vector<uint64_t> fill_to(locally_locked_filter& f, double fill, std::mt19937_64& rng) {
+    std::vector<uint64_t> in;
+    auto const target = static_cast<size_t>(fill * static_cast<double>(f.capacity()));
+    while (f.size() < target) {
+        uint64_t const h = rng();
+        if (f.insert(h) == insert_result::inserted) in.push_back(h);
+    }
+    return in;
+}
+
+std::vector<uint64_t> fingerprints_of(locally_locked_filter const& f) {
+    std::vector<uint64_t> out;
+    f.for_each_fingerprint([&](uint64_t fp) { out.push_back(fp); });
+    return out;
+}
+
+struct case_t {
+    qf::geometry g;
+    double fill;
+};
+
+class rank_select_oracle : public ::testing::TestWithParam<case_t> {};
+
+TEST_P(rank_select_oracle, answers_as_the_table_it_was_written_from) {
+    auto const [g, fill] = GetParam();
+    std::mt19937_64 rng(g.canonical_slots() * 31 + g.remainder_bits);
+    locally_locked_filter f(g);
+    auto const in = fill_to(f, fill, rng);
+    auto const w = write(f);
+    ASSERT_EQ(w.elements, f.size());
+    ASSERT_EQ(w.words.size(), w.shape.words());
+    auto const t = w.view();
+    for (uint64_t h : in) ASSERT_TRUE(t.contains(h)) << std::hex << h;  // no false negative
+    // Absent hashes, and hashes next to stored ones (same quotient, other remainders): the same
+    // answer as the concurrent table, which holds the same fingerprints.
+    size_t positives = 0;
+    for (int i = 0; i < 200000; ++i) {
+        uint64_t const h = i % 2 ? rng() : in[rng() % in.size()] + (rng() % 4096) - 2048;
+        bool const expect = f.contains_final(h);
+        ASSERT_EQ(t.contains(h), expect) << std::hex << h;
+        positives += expect;
+    }
+    EXPECT_GT(positives, 0u);
+    // Reads back as the same fingerprints, and refills the same table word for word.
+    std::vector<uint64_t> fps;
+    t.for_each_fingerprint([&](uint64_t fp) { fps.push_back(fp); });
+    ASSERT_EQ(fps, fingerprints_of(f));
+    auto const thawed = qf::thaw_rank_select(t, {});
+    ASSERT_EQ(thawed->size(), f.size());
+    ASSERT_EQ(thawed->groups().size(), f.groups().size());
+    for (size_t i = 0; i < f.groups().size(); ++i)
+        ASSERT_EQ(thawed->groups()[i].load(), f.groups()[i].load()) << "group " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    fills_and_shapes, rank_select_oracle,
+    ::testing::Values(case_t{{12, 11}, 0.3}, case_t{{12, 11}, 0.7}, case_t{{12, 11}, 0.95},
+                      case_t{{12, 11}, 0.99}, case_t{qf::geometry::with_slots(3000, 7), 0.95},
+                      case_t{qf::geometry::with_slots(4032, 1), 0.9},
+                      case_t{qf::geometry::with_slots(1000, 50), 0.95},
+                      case_t{{6, 3}, 0.95},
+                      // More than one flush of 8192 blocks, with offsets pending across flushes.
+                      case_t{{20, 9}, 0.97}));
+
+TEST(rank_select, empty_table_answers_nothing) {
+    locally_locked_filter f(qf::geometry{10, 8});
+    auto const w = write(f);
+    EXPECT_EQ(w.elements, 0u);
+    auto const t = w.view();
+    std::mt19937_64 rng(1);
+    for (int i = 0; i < 10000; ++i) EXPECT_FALSE(t.contains(rng()));
+}
+
+TEST(rank_select, every_bit_is_used) {
+    // 64 slots of r + 3 bits per block: 14 bits per slot at r = 11, against 16 in the concurrent
+    // layout (4 slots of 14 bits per word).
+    qf::rank_select::shape const s{1u << 20, (1u << 20) + (1u << 14) + 64, 11};
+    EXPECT_EQ(s.block_words(), 14u);
+    EXPECT_DOUBLE_EQ(static_cast<double>(s.words() * 64) / static_cast<double>(s.blocks() * 64),
+                     14.0 * 64 / 64);
+}
+
+TEST(rank_select, refuses_words_that_do_not_match_the_shape) {
+    std::vector<uint64_t> words(10);
+    EXPECT_THROW(rank_select_table({1000, 1100, 8}, words, 0), std::invalid_argument);
+    EXPECT_THROW(rank_select_table({1000, 999, 8}, words, 0), std::invalid_argument);
+    EXPECT_THROW(rank_select_table({1000, 1100, 0}, words, 0), std::invalid_argument);
+    EXPECT_THROW(rank_select_table({1000, 1100, 62}, words, 0), std::invalid_argument);
+}
+
+TEST(rank_select, writing_refuses_an_inconsistent_table) {
+    // Slot 5 holds an element (shifted, 001) that no occupied quotient before it owns.
+    std::vector<uint64_t> slots(200, 0);
+    slots[5] = (3 << 3) | qf::status::shifted;
+    size_t i = 0;
+    auto next = [&] { return slots[i++]; };
+    EXPECT_THROW(qf::write_rank_select(qf::rank_select::shape{128, 200, 8}, next,
+                                       [](std::span<uint64_t const>) {}),
+                 std::invalid_argument);
+    // Quotient 8 is occupied, but its run never begins: slot 8 continues quotient 7's run and
+    // slot 9 is empty.
+    std::fill(slots.begin(), slots.end(), 0);
+    slots[7] = (1 << 3) | qf::status::occupied;
+    slots[8] = (2 << 3) | qf::status::occupied | qf::status::continuation | qf::status::shifted;
+    i = 0;
+    EXPECT_THROW(qf::write_rank_select(qf::rank_select::shape{128, 200, 8}, next,
+                                       [](std::span<uint64_t const>) {}),
+                 std::invalid_argument);
+}
+
+// Damaged words: every lookup returns (bounded scans, reads inside the words) and reading back
+// either succeeds or says what is wrong. Run under ASan by scripts/sanitize.
+TEST(rank_select, damaged_words_never_crash_or_hang_a_lookup) {
+    std::mt19937_64 rng(7);
+    for (unsigned r : {1u, 5u, 11u, 29u, 61u}) {
+        qf::rank_select::shape const s{5000, 5000 + 5000 / 64 + 64, r};
+        std::vector<uint64_t> words(s.words());
+        for (int round = 0; round < 4; ++round) {
+            for (auto& w : words) {
+                // All ones, all random, sparse, and huge offsets.
+                w = round == 0 ? ~uint64_t{0} : round == 1 ? rng() : rng() & rng() & rng();
+            }
+            if (round == 3)
+                for (size_t b = 0; b < s.blocks(); ++b) words[b * s.block_words()] = rng() % 300;
+            rank_select_table const t(s, words, 100);
+            size_t yes = 0;
+            for (int i = 0; i < 20000; ++i) yes += t.contains(rng());
+            (void)yes;
+            try {
+                t.for_each_fingerprint([](uint64_t) {});
+            } catch (std::invalid_argument const&) {
+            }
+            try {
+                (void)qf::thaw_rank_select(t, {});
+            } catch (std::invalid_argument const&) {
+            }
+        }
+    }
+}
+
+// The levels of an expandable filter, each written in the rank-select layout, answer as the
+// filter does, for stored and random hashes.
+TEST(rank_select_levels, answer_as_the_expandable_filter) {
+    qf::expandable_filter f(2000, 0.001);
+    std::mt19937_64 rng(11);
+    std::vector<uint64_t> in;
+    for (int i = 0; i < 60000; ++i) {
+        in.push_back(rng());
+        f.insert(in.back());
+    }
+    ASSERT_GE(f.levels(), 3u);
+    f.freeze();
+    std::vector<written> ws;
+    std::vector<rank_select_table> views;
+    ws.reserve(f.levels());
+    for (unsigned j = 0; j < f.levels(); ++j) ws.push_back(write(f.level(j)));
+    for (auto const& w : ws) views.push_back(w.view());
+    qf::rank_select_levels const levels(std::move(views));
+    EXPECT_EQ(levels.size(), f.size());
+    for (uint64_t h : in) {
+        levels.prefetch(h);
+        ASSERT_TRUE(levels.contains(h));
+    }
+    for (int i = 0; i < 200000; ++i) {
+        uint64_t const h = rng();
+        ASSERT_EQ(levels.contains(h), f.contains(h)) << std::hex << h;
+    }
+    EXPECT_NEAR(levels.false_positive_rate(), f.false_positive_rate(), 1e-12);
+}
+
+}  // namespace
+}  // namespace qmer::test
