@@ -38,9 +38,9 @@ void setup_index(CLI::App& app, index_options& o) {
         "--cascading", o.cascading,
         "Expandable filter: cascading inserts into lower levels (slower here, see README)");
     app.add_option("--fill", o.fill,
-                   "Expandable filter built from files: how full its first level ends, in [0.25, "
-                   "0.9]; lower queries faster, higher is smaller (README, Performance)")
-        ->check(CLI::Range(0.25, 0.9))
+                   "Expandable filter built from files: how full its first level ends (higher is "
+                   "smaller; queries cost the same at any fill)")
+        ->check(CLI::Range(min_fill, max_fill))
         ->capture_default_str();
     app.add_flag("--append", o.append, "Add the references to an existing expandable index");
     app.add_option("--max-memory", o.max_memory,

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include "core/error.hpp"
@@ -27,6 +28,8 @@ constexpr uint64_t end_tag = 0x444e4552454d51ULL;        // "QMEREND"
 constexpr size_t prefix_bytes = 8 + 4 + 4 + 8;
 constexpr size_t trailer_bytes = 3 * 8;  // end tag, section count, checksum
 constexpr size_t words_alignment = 64;
+constexpr char const* checksum_mismatch =
+    "damaged index: checksum mismatch (the file changed after it was written): rebuild it";
 
 // Little helpers to build and parse the header; every field has a fixed width.
 struct byte_buffer {
@@ -167,6 +170,25 @@ void index_writer::add_section(std::span<uint64_t const> params, std::span<uint6
     ++impl_->sections;
 }
 
+void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_count,
+                                std::function<void(word_sink const&)> const& fill) {
+    impl_->write_value<uint64_t>(section_tag);
+    impl_->write_value<uint64_t>(params.size());
+    impl_->write(params.data(), params.size_bytes());
+    impl_->write_value<uint64_t>(word_count);
+    impl_->pad_to(words_alignment);
+    uint64_t written = 0;
+    fill([&](std::span<uint64_t const> chunk) {
+        written += chunk.size();
+        if (written > word_count)
+            throw std::logic_error("index_writer: a section got more words than announced");
+        impl_->write(chunk.data(), chunk.size_bytes());
+    });
+    if (written != word_count)
+        throw std::logic_error("index_writer: a section got fewer words than announced");
+    ++impl_->sections;
+}
+
 void index_writer::commit() {
     impl_->write_value<uint64_t>(end_tag);
     impl_->write_value<uint64_t>(impl_->sections);
@@ -175,7 +197,7 @@ void index_writer::commit() {
     impl_->out.commit();
 }
 
-index_file::index_file(std::string path) : path_(std::move(path)) {
+index_file::index_file(std::string path, index_check check) : path_(std::move(path)) {
     auto const fail = [&](std::string const& what) -> index_error {
         return index_error("'" + path_ + "': " + what);
     };
@@ -188,7 +210,10 @@ index_file::index_file(std::string path) : path_(std::move(path)) {
     }
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
-        map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        // Checked at open, every page is read at once: populating the mapping saves the faults.
+        // Deferred, pages come in as lookups touch them (a query of one read touches a few).
+        int const populate = check == index_check::at_open ? MAP_POPULATE : 0;
+        map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | populate, fd, 0);
         if (map_ == MAP_FAILED) {
             map_ = nullptr;
             int const err = errno;
@@ -227,48 +252,63 @@ index_file::index_file(std::string path) : path_(std::move(path)) {
         uint64_t tag;
         std::memcpy(&tag, bytes + size_ - trailer_bytes, 8);
         if (tag != end_tag) throw fail("truncated or damaged index (no end marker): rebuild it");
-        uint64_t stored, section_count;
+        uint64_t section_count;
         std::memcpy(&section_count, bytes + size_ - 16, 8);
-        std::memcpy(&stored, bytes + size_ - 8, 8);
-        if (XXH3_64bits(bytes, size_ - 8) != stored)
-            throw fail(
-                "damaged index: checksum mismatch (the file changed after it was written): rebuild "
-                "it");
-        if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
+        if (check == index_check::at_open) check_checksum();
+        // A header or section table that does not parse: with the checksum deferred, say whether
+        // the file was damaged after it was written (the usual cause), as a check at open would.
+        try {
+            if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
 
-        header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
-        size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
-        size_t const end = size_ - trailer_bytes;
-        auto read_word = [&](size_t at) {
-            if (at + 8 > end) throw fail("damaged index (section runs past the end)");
-            uint64_t w;
-            std::memcpy(&w, bytes + at, 8);
-            return w;
-        };
-        for (uint64_t s = 0; s < section_count; ++s) {
-            if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
-            uint64_t const n_params = read_word(offset + 8);
-            offset += 16;
-            if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
-            index_section_view view;
-            for (uint64_t i = 0; i < n_params; ++i)
-                view.params.push_back(read_word(offset + 8 * i));
-            offset += 8 * n_params;
-            uint64_t const n_words = read_word(offset);
-            offset += 8;
-            offset = (offset + words_alignment - 1) / words_alignment * words_alignment;
-            if (offset > end || n_words > (end - offset) / 8)
-                throw fail("damaged index (bad section)");
-            view.words = {reinterpret_cast<uint64_t const*>(bytes + offset), n_words};
-            offset += 8 * n_words;
-            sections_.push_back(std::move(view));
+            header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
+            size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
+            size_t const end = size_ - trailer_bytes;
+            auto read_word = [&](size_t at) {
+                if (at + 8 > end) throw fail("damaged index (section runs past the end)");
+                uint64_t w;
+                std::memcpy(&w, bytes + at, 8);
+                return w;
+            };
+            for (uint64_t s = 0; s < section_count; ++s) {
+                if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
+                uint64_t const n_params = read_word(offset + 8);
+                offset += 16;
+                if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
+                index_section_view view;
+                for (uint64_t i = 0; i < n_params; ++i)
+                    view.params.push_back(read_word(offset + 8 * i));
+                offset += 8 * n_params;
+                uint64_t const n_words = read_word(offset);
+                offset += 8;
+                offset = (offset + words_alignment - 1) / words_alignment * words_alignment;
+                if (offset > end || n_words > (end - offset) / 8)
+                    throw fail("damaged index (bad section)");
+                view.words = {reinterpret_cast<uint64_t const*>(bytes + offset), n_words};
+                offset += 8 * n_words;
+                sections_.push_back(std::move(view));
+            }
+            if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
+        } catch (index_error const&) {
+            if (check == index_check::deferred) check_checksum();
+            throw;
         }
-        if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
     } catch (...) {
         if (map_) ::munmap(map_, size_);
         map_ = nullptr;
         throw;
     }
+}
+
+void index_file::check_checksum() const {
+    if (!checksum_matches()) throw index_error("'" + path_ + "': " + checksum_mismatch);
+}
+
+bool index_file::checksum_matches() const noexcept {
+    if (map_ == nullptr || size_ < prefix_bytes + trailer_bytes) return false;
+    auto const* bytes = static_cast<char const*>(map_);
+    uint64_t stored;
+    std::memcpy(&stored, bytes + size_ - 8, 8);
+    return XXH3_64bits(bytes, size_ - 8) == stored;
 }
 
 index_file::index_file(index_file&& other) noexcept

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,7 +22,9 @@ namespace qmer::io {
 // 2: the expandable filter's arrays carry its level-0 slot count and each level's (slot counts
 // need not be powers of two). The container is unchanged and version 1 files load as before; a
 // qmer that reads only version 1 refuses version 2 by name instead of calling it damaged.
-inline constexpr uint32_t index_format_version = 2;
+// 3: the expandable filter's levels are stored in the rank-and-select query layout
+// (core/qf/rank_select.hpp), which queries read in place; versions 1 and 2 load as before.
+inline constexpr uint32_t index_format_version = 3;
 
 struct index_header {
     uint32_t format_version = index_format_version;
@@ -54,6 +57,12 @@ class index_writer {
     index_writer& operator=(index_writer const&) = delete;
 
     void add_section(std::span<uint64_t const> params, std::span<uint64_t const> words);
+    // A section whose word_count words are produced while it is written: fill(put) must call
+    // put(chunk) with consecutive chunks adding up to exactly word_count words (checked), so a
+    // large array is never held twice in memory.
+    using word_sink = std::function<void(std::span<uint64_t const>)>;
+    void add_section(std::span<uint64_t const> params, uint64_t word_count,
+                     std::function<void(word_sink const&)> const& fill);
     void commit();
 
   private:
@@ -61,12 +70,26 @@ class index_writer {
     std::unique_ptr<impl> impl_;
 };
 
+// When the checksum over the whole file is compared.
+enum class index_check {
+    at_open,  // before the constructor returns (reads every page of the file)
+    // Later, by the caller, through checksum_matches(): the structure (magic, version, header,
+    // section bounds) is still checked at open, without reading the section words, so a query of
+    // a host-sized index answers its first read at once and checks the sum while it works.
+    deferred
+};
+
 // A loaded index: the header and views of the sections, valid while this object lives (the file is
 // memory-mapped read-only).
 class index_file {
   public:
     // Throws index_error (bad/damaged/foreign/newer file) or input_error (cannot open).
-    explicit index_file(std::string path);
+    explicit index_file(std::string path, index_check check = index_check::at_open);
+
+    // The XXH3-64 of the file against the stored one (reads every page; safe from any thread while
+    // the sections are mapped). check_checksum() throws index_error naming the file on a mismatch.
+    bool checksum_matches() const noexcept;
+    void check_checksum() const;
     ~index_file();
     index_file(index_file&&) noexcept;
     index_file(index_file const&) = delete;

@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -22,6 +23,8 @@
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/locally_locked.hpp"
+#include "core/qf/rank_select.hpp"
+#include "core/qf/rank_select_levels.hpp"
 #include "core/qf/table_check.hpp"
 #include "io/index_file.hpp"
 
@@ -108,27 +111,99 @@ struct filter_state<qf::linear_probing> {
     }
 };
 
-// The expandable QF loads through its own from_arrays; each level's (q, r, total slots, size[,
-// canonical slots]) is checked against that level's saved words first (arrays[0] holds the stack's
-// own parameters).
+// The expandable QF. Saved (index format 3): array 0 holds the stack's own parameters; array
+// 1 + j holds level j in the rank-and-select layout (core/qf/rank_select.hpp), params {q, r, total
+// slots, size, canonical slots, layout tag}, its blocks written straight from the concurrent table
+// as they are made. Queries read those blocks in place (rank_select_levels_of below). Loaded to
+// append to, each level is refilled into its concurrent table first; levels of formats 1 and 2
+// (the concurrent layout, 4 or 5 params) load as they always did. Each level's concurrent words are
+// checked against its geometry and status bits before the filter adopts them.
 template <>
 struct filter_state<qf::expandable_filter> {
-    static std::vector<filter_array> arrays(qf::expandable_filter const& f) { return f.arrays(); }
-    static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
+    static std::vector<filter_array> arrays(qf::expandable_filter const& f) {
+        auto a = f.arrays();
         for (size_t j = 1; j < a.size(); ++j) {
-            auto const& p = a[j].params;
+            a[j].params.push_back(qf::rank_select::layout_tag);
+            a[j].words = {};  // written by save(), not from a view
+        }
+        return a;
+    }
+    static void save(qf::expandable_filter const& f, io::index_writer& w) {
+        auto const a = arrays(f);
+        w.add_section(a[0].params, a[0].words);
+        for (size_t j = 1; j < a.size(); ++j) {
+            auto const& level = f.level(static_cast<unsigned>(j - 1));
+            w.add_section(a[j].params, qf::rank_select_shape_of(level).words(),
+                          [&](io::index_writer::word_sink const& put) {
+                              qf::write_rank_select(level, put);
+                          });
+        }
+    }
+    static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
+        std::vector<filter_array> levels(a.begin(), a.end());
+        std::vector<std::unique_ptr<qf::locally_locked_filter>> thawed;
+        for (size_t j = 1; j < levels.size(); ++j) {
+            if (!is_rank_select_level(levels[j].params)) continue;
+            auto const t = rank_select_level(levels[j], j - 1);
+            thawed.push_back(qf::thaw_rank_select(t, {}));
+            levels[j].params.resize(5);
+            levels[j].words = atomic_words(thawed.back()->groups());
+        }
+        for (size_t j = 1; j < levels.size(); ++j) {
+            auto const& p = levels[j].params;
             if ((p.size() != 4 && p.size() != 5) || p[1] > 61) continue;  // from_arrays refuses
             std::string const what = "expandable filter level " + std::to_string(j - 1);
-            check_slots_fit(p[2], p[1] + 3, a[j].words.size(), what.c_str());
+            check_slots_fit(p[2], p[1] + 3, levels[j].words.size(), what.c_str());
             if (p[0] < 1 || p[0] > 40 || p[1] < 1) continue;  // from_arrays refuses these
             uint64_t const canonical = p.size() == 5 ? p[4] : uint64_t{1} << p[0];
             if (canonical > (uint64_t{1} << p[0])) continue;  // and these
-            check_quotient_table(a[j].words, canonical, static_cast<unsigned>(p[1]), p[2],
+            check_quotient_table(levels[j].words, canonical, static_cast<unsigned>(p[1]), p[2],
                                  qf::sequential_status_bits, what);
         }
-        return qf::expandable_filter::from_arrays(a);
+        return qf::expandable_filter::from_arrays(levels);
+    }
+
+    static bool is_rank_select_level(std::span<uint64_t const> p) {
+        return p.size() == 6 && p[5] == qf::rank_select::layout_tag;
+    }
+    // Level `level`'s rank-select view: its shape from params {q, r, total, size, canonical,
+    // tag}, which must agree with each other and with the words. Throws std::invalid_argument.
+    static qf::rank_select_table rank_select_level(filter_array const& a, size_t level) {
+        auto const& p = a.params;
+        std::string const what = "expandable filter level " + std::to_string(level);
+        if (!is_rank_select_level(p)) throw std::invalid_argument(what + ": not a rank-select level");
+        if (p[0] < 1 || p[0] > 40 || p[1] < 1 || p[1] > 61 || p[0] + p[1] > 63 || p[4] < 1 ||
+            qf::geometry::with_slots(p[4], 1).quotient_bits != p[0])
+            throw std::invalid_argument(what + ": bad geometry");
+        return qf::rank_select_table(
+            {p[4], p[2], static_cast<unsigned>(p[1])}, a.words, p[3]);
     }
 };
+
+// The query-only form of an expandable filter saved in format 3: its levels read in place from the
+// mapped file (no copy, no table walk; qmer query). The stack's parameters and every level's
+// shape are checked; the words are not read here (a damaged word can only give a wrong answer,
+// never a hang or a crash, and the caller compares the file's checksum). Empty when the index
+// holds another filter or older levels. Throws index_error naming the file.
+inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_file const& index) {
+    auto const& sections = index.sections();
+    if (index.header().filter != "expandable" || sections.size() < 2) return std::nullopt;
+    using state = filter_state<qf::expandable_filter>;
+    if (!state::is_rank_select_level(sections[1].params)) return std::nullopt;
+    try {
+        auto const& stack = sections[0].params;
+        if (stack.size() != 9 || stack[0] != qf::expandable_filter::persistence_tag ||
+            stack[5] != sections.size() - 1)
+            throw std::invalid_argument("expandable filter: the first array is not its header");
+        std::vector<qf::rank_select_table> levels;
+        for (size_t j = 1; j < sections.size(); ++j)
+            levels.push_back(
+                state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
+        return qf::rank_select_levels(std::move(levels));
+    } catch (std::invalid_argument const& e) {
+        throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
+    }
+}
 
 // The externally locked QF: (q, r, size) and its groups.
 template <>
@@ -219,8 +294,12 @@ struct filter_state<cuckoo_filter> {
 
 template <typename F>
 void save_filter(F const& filter, io::index_writer& writer) {
-    for (auto const& array : filter_state<F>::arrays(filter))
-        writer.add_section(array.params, array.words);
+    if constexpr (requires { filter_state<F>::save(filter, writer); }) {
+        filter_state<F>::save(filter, writer);  // streams arrays it makes while writing
+    } else {
+        for (auto const& array : filter_state<F>::arrays(filter))
+            writer.add_section(array.params, array.words);
+    }
 }
 
 template <typename F>

@@ -65,7 +65,7 @@ struct filter_plan {
     uint64_t expected = 0;   // distinct k-mers expected (0: unknown; fixed filters get a count)
     double fpr = 0.001;      // false-positive bound per k-mer
     bool cascading = false;  // expandable filter: cascading inserts
-    double first_level_fill = 0.85;  // expandable filter: fill of a measured first level
+    double first_level_fill = 0.95;  // expandable filter: fill of a measured first level
     // `expected` was measured (a distinct-count estimate of the references), not guessed: a
     // growing filter may then start at the size it will end at.
     bool expected_measured = false;
@@ -98,6 +98,9 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
         o.cascading = plan.cascading;
         o.first_level_at_final_size = plan.expected_measured;
         o.first_level_fill = plan.first_level_fill;
+        // A first level fuller than the levels' delta_grow raises delta_grow to its fill, so
+        // Theorem 2's bound (which takes delta_grow as the most a level holds) covers it.
+        o.grow_at = std::max(o.grow_at, plan.first_level_fill);
         return std::make_unique<filter_type>(o);
     }
 };

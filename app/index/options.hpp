@@ -7,6 +7,13 @@
 
 namespace qmer::app {
 
+// --fill: how full the expandable filter's counted first level ends. The bounds' one home (the CLI
+// and run_index check them). Queries answer from the rank-select layout, whose lookups cost the
+// same at 95% fill as at 50% (bench/qf/LOOKUP_FILL.md), so the default is the smallest index;
+// above 0.95 the concurrent table an --append refills would crawl (its clusters grow as
+// 1 / (1 - fill)^2), and Theorem 2's bound needs a remainder bit more.
+inline constexpr double min_fill = 0.25, max_fill = 0.95, default_fill = 0.95;
+
 struct index_options {
     std::vector<std::string> references;  // FASTA/FASTQ/GenBank/EMBL, compressed or not, or "-"
     std::string output;                   // the index file
@@ -15,7 +22,7 @@ struct index_options {
     double fpr = 0.001;    // false-positive bound per k-mer
     std::string filter = "expandable";
     bool cascading = false;  // expandable filter: cascading inserts (bench/qf/GROWING.md)
-    double fill = 0.85;      // expandable filter: how full a counted first level ends
+    double fill = default_fill;  // expandable filter: how full a counted first level ends
     uint64_t expected = 0;   // expected distinct k-mers; 0 = unknown
     uint64_t seed = 0;       // XXH3 seed stored in the index
     bool append = false;     // add references to an existing expandable index

@@ -354,8 +354,9 @@ void run_index(index_options const& o) {
         throw usage_error("-k must be between 1 and 32, not " + std::to_string(o.k));
     if (!(o.fpr > 0 && o.fpr <= 0.5))
         throw usage_error("--fpr must be in (0, 0.5], not " + std::to_string(o.fpr));
-    if (!(o.fill >= 0.25 && o.fill <= 0.9))
-        throw usage_error("--fill must be in [0.25, 0.9], not " + std::to_string(o.fill));
+    if (!(o.fill >= min_fill && o.fill <= max_fill))
+        throw usage_error("--fill must be in [" + std::to_string(min_fill) + ", " +
+                          std::to_string(max_fill) + "], not " + std::to_string(o.fill));
     filter_kind const kind = parse_filter_kind(o.filter);
     (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
     if (o.append && !filter_kind_can_append(kind))

@@ -7,6 +7,8 @@
 #include <tbb/parallel_pipeline.h>
 
 #include <array>
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <variant>
@@ -92,15 +94,12 @@ std::string mate_path(std::string const& path, int mate) {
     return path + "_" + std::to_string(mate);
 }
 
-template <filter_kind Kind>
-void query_with(query_options const& o, io::index_file& index, unsigned threads) {
-    using codec = filter_codec<Kind>;
-    progress_meter progress("qmer query", o.quiet);
-    auto const filter_ptr = codec::load(index);
-    index.release_sections();  // the filter holds its own copy now
-    // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
-    if constexpr (requires { filter_ptr->freeze(); }) filter_ptr->freeze();
-    auto const& filter = *filter_ptr;
+// The whole query against one filter. before_commit() runs once every read is answered and
+// before any output is made final; it may throw to refuse them (a failed index checksum).
+template <typename Filter>
+void query_with_filter(query_options const& o, io::index_file const& index, unsigned threads,
+                       Filter const& filter, progress_meter& progress,
+                       std::function<void()> const& before_commit) {
     auto const& header = index.header();
 
     verdict_rule rule;
@@ -240,6 +239,7 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
                             pool.give_back(chunk);
                         }));
     throw_if_interrupted();
+    before_commit();
 
     // Everything is written; make the files final (each one's temporary renamed into place).
     out.tsv->commit();
@@ -262,6 +262,29 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
     progress.finish(extra);
 }
 
+// Filters of the older formats and the other kinds: loaded into their own memory, frozen.
+template <filter_kind Kind>
+void query_with(query_options const& o, io::index_file& index, unsigned threads) {
+    progress_meter progress("qmer query", o.quiet);
+    auto const filter = filter_codec<Kind>::load(index);
+    index.release_sections();  // the filter holds its own copy now
+    // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
+    if constexpr (requires { filter->freeze(); }) filter->freeze();
+    query_with_filter(o, index, threads, *filter, progress, [] {});
+}
+
+// The default filter in format 3: answered in place from the mapped file, so the first read is
+// answered at once and only the pages lookups touch are read. The checksum over the whole file is
+// computed on a thread of its own while the reads are answered, and a mismatch refuses every
+// output before it is made final (a damaged word can give wrong answers, never a hang or crash:
+// core/qf/rank_select.hpp).
+void query_in_place(query_options const& o, io::index_file const& index,
+                    qf::rank_select_levels const& levels, unsigned threads) {
+    progress_meter progress("qmer query", o.quiet);
+    auto checksum = std::async(std::launch::async, [&index] { index.check_checksum(); });
+    query_with_filter(o, index, threads, levels, progress, [&] { checksum.get(); });
+}
+
 }  // namespace
 
 void run_query(query_options const& o) {
@@ -270,8 +293,21 @@ void run_query(query_options const& o) {
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);
-    io::index_file index(o.index);
+    io::index_file index(o.index, io::index_check::deferred);
     filter_kind const kind = filter_kind_of_index(index);
+    std::optional<qf::rank_select_levels> levels;
+    try {
+        levels = rank_select_levels_of(index);
+    } catch (index_error const&) {
+        index.check_checksum();  // a damaged file rather than a bad build: say so
+        throw;
+    }
+    if (levels) {
+        query_in_place(o, index, *levels, threads);
+        return;
+    }
+    // Every other index is copied into its filter: check the whole file first, as at any load.
+    index.check_checksum();
     visit_filter_kind(
         kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads); });
 }

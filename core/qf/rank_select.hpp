@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/filter/prefetch.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "core/qf/sequential.hpp"
@@ -102,9 +103,38 @@ inline void put_remainder(uint64_t* area, unsigned j, unsigned r, uint64_t value
     if (shift + r > 64) area[w + 1] |= value >> (64 - shift);
 }
 
-// The position of the n-th set bit of x (n >= 1, x has at least n set bits).
+// select_bit(x, n): the position of the n-th set bit of x (n >= 1, x has at least n set bits),
+// in constant time without BMI2's pdep (x86-64-v2 has none): the bytes' popcounts summed into
+// running totals by one multiplication pick the byte, a table the bit within it (Vigna, "Broadword
+// Implementation of Rank/Select Queries", WEA 2008, section 5). A bit-at-a-time loop cost up to 64
+// dependent steps, more than the cache miss the lookup waits for.
+namespace detail {
+struct select_in_byte_table {
+    uint8_t at[8][256]{};
+    constexpr select_in_byte_table() {
+        for (unsigned b = 0; b < 256; ++b) {
+            unsigned rank = 0;
+            for (unsigned bit = 0; bit < 8; ++bit)
+                if ((b >> bit) & 1) at[rank++][b] = static_cast<uint8_t>(bit);
+        }
+    }
+};
+inline constexpr select_in_byte_table select_in_byte{};
+}  // namespace detail
+
 inline unsigned select_bit(uint64_t x, unsigned n) noexcept {
-    return scan::nth_bit(x, n);
+    constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t s = x - ((x >> 1) & 0x5555555555555555ULL);
+    s = (s & 0x3333333333333333ULL) + ((s >> 2) & 0x3333333333333333ULL);
+    s = (s + (s >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    uint64_t const running = s * ones;  // byte i: set bits in bytes 0..i (at most 64: no carry)
+    uint64_t const k = n - 1;           // 0-based rank
+    // Byte i's high bit is set where running_i <= k: those bytes lie wholly before the bit.
+    uint64_t const before = ((k * ones) | highs) - running;
+    auto const byte = static_cast<unsigned>(std::popcount(before & highs));
+    unsigned const place = byte * 8;
+    unsigned const rank_before = place == 0 ? 0 : static_cast<unsigned>((running >> (place - 8)) & 0xff);
+    return place + detail::select_in_byte.at[k - rank_before][(x >> place) & 0xff];
 }
 
 }  // namespace rank_select
@@ -143,10 +173,10 @@ class rank_select_table {
     void prefetch(uint64_t h) const noexcept {
         uint64_t const q = geometry_.quotient(h);
         uint64_t const* blk = block(q / rank_select::block_slots);
-        __builtin_prefetch(blk, 0, 3);
+        prefetch_for_read(blk);
         unsigned const bit = static_cast<unsigned>(q % rank_select::block_slots) *
                              geometry_.remainder_bits;
-        __builtin_prefetch(blk + rank_select::header_words + bit / 64, 0, 3);
+        prefetch_for_read(blk + rank_select::header_words + bit / 64);
     }
 
     bool contains(uint64_t h) const noexcept {

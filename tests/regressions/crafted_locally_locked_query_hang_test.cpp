@@ -75,11 +75,19 @@ TEST_F(crafted_locally_locked_query_hang, append_refuses_it) {
         EXPECT_EQ(e.path().filename().string().find(".qmer-tmp-"), std::string::npos) << e.path();
 }
 
-TEST_F(crafted_locally_locked_query_hang, query_refuses_it) {
+// Since index format 3 the finding edits an expandable index whose levels are in the rank-select
+// layout, which a query answers in place without reading every word first
+// (core/qf/rank_select.hpp): its scans are bounded, so crafted words may change answers but can
+// neither hang nor crash it. The query either answers or refuses the file as damaged.
+TEST_F(crafted_locally_locked_query_hang, query_never_hangs) {
     write_finding("crafted.qmer");
     write_file("reads.fq",
                "@a\nACGTTGCATGCATGCAAAGGGCCCTTTAGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
-    expect_damaged_index(run_limited("query -q -t 2 crafted.qmer reads.fq"));
+    auto const r = run_limited("query -q -t 2 crafted.qmer reads.fq");
+    EXPECT_TRUE(r.exit_code != 124 && r.exit_code != 137) << "timed out: still hangs";
+    EXPECT_EQ(r.signal, 0);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.exit_code << " " << r.err;
+    if (r.exit_code == 4) expect_damaged_index(r);
 }
 
 }  // namespace

@@ -78,11 +78,29 @@ TEST_F(index_geometry_allocates_before_check, blocked_bloom_blocks) {
 TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
     qmer::qf::expandable_filter f(1000, 0.01, false);
     for (uint64_t h = 1; h <= 100; ++h) f.insert(h * 0x9e3779b97f4a7c15ULL);
-    auto arrays = qmer::app::filter_state<qmer::qf::expandable_filter>::arrays(f);
+    // Index format 2: the level in the concurrent layout (core's own arrays).
+    auto arrays = f.arrays();
     ASSERT_GE(arrays.size(), 2u);
     ASSERT_EQ(arrays[1].params.size(), 5u);
     arrays[1].params[2] = uint64_t{1} << 60;  // the first level's total slots
     expect_damaged<qmer::qf::expandable_filter>(arrays, "", "2^60 slots in level 0");
+}
+
+// Index format 3: the level in the rank-select layout is refused on its shape before the
+// concurrent table it is thawed into is allocated.
+TEST_F(index_geometry_allocates_before_check, expandable_rank_select_level_slot_count) {
+    qmer::qf::expandable_filter f(1000, 0.01, false);
+    for (uint64_t h = 1; h <= 100; ++h) f.insert(h * 0x9e3779b97f4a7c15ULL);
+    auto arrays = qmer::app::filter_state<qmer::qf::expandable_filter>::arrays(f);
+    ASSERT_GE(arrays.size(), 2u);
+    ASSERT_EQ(arrays[1].params.size(), 6u);
+    std::vector<uint64_t> words(qmer::qf::rank_select_shape_of(f.level(0)).words());
+    arrays[1].words = words;
+    arrays[1].params[2] = uint64_t{1} << 60;  // total slots
+    expect_damaged<qmer::qf::expandable_filter>(arrays, "", "2^60 slots in a rank-select level");
+    arrays[1].params[2] = f.level(0).total_slots() + 64;  // one block more than the words hold
+    expect_damaged<qmer::qf::expandable_filter>(arrays, "word count",
+                                                "a rank-select level with too few words");
 }
 
 TEST_F(index_geometry_allocates_before_check, cuckoo_buckets) {

@@ -214,3 +214,23 @@ TEST(rank_select_levels, answer_as_the_expandable_filter) {
 
 }  // namespace
 }  // namespace qmer::test
+
+namespace qmer::test {
+namespace {
+
+TEST(rank_select, select_bit_finds_every_set_bit) {
+    std::mt19937_64 rng(5);
+    for (int round = 0; round < 20000; ++round) {
+        uint64_t const x = round < 64 ? uint64_t{1} << round
+                           : round == 64 ? ~uint64_t{0}
+                                         : rng() & (round % 3 ? rng() : ~uint64_t{0});
+        unsigned n = 0;
+        for (unsigned bit = 0; bit < 64; ++bit)
+            if ((x >> bit) & 1) {
+                ASSERT_EQ(qf::rank_select::select_bit(x, ++n), bit) << std::hex << x;
+            }
+    }
+}
+
+}  // namespace
+}  // namespace qmer::test

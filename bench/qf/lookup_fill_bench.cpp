@@ -1,0 +1,153 @@
+// Lookup cost against the fill: the query path `qmer query` used before index format 3 (the
+// locally locked table read without locks, contains_final: it walks back to its cluster start)
+// and the rank-and-select layout it answers from now (core/qf/rank_select.hpp: offsets per block
+// of 64 slots), on the same fingerprints, at 50% to 95% of the same canonical slots. A documented
+// harness, not Google Benchmark: the tables must be filled first, and both layouts run in one
+// process, interleaved, so their ratios compare like with like on a shared machine.
+//
+// Lookups are batched as the query pipeline batches k-mers (app/pipeline/kmer_batches.hpp): each
+// key is prefetched 8 keys before it is looked up. Present keys are drawn at random from those
+// stored; absent keys were never stored. Beside them, the memory limit of this table size: the
+// same batching of one 8-byte load at a random position of an array as large as the rank-select
+// table ("limit"), what a lookup that costs one cache miss would cost. Each measurement is
+// repeated 3 times, rotating over the subjects, and the fastest counts.
+//
+// Keys are splitmix64 of a counter (bench/qf/harness.hpp). One thread. Usage:
+//   qf_lookup_fill_bench [--q 26] [--r 11] [--queries 2000000] [--csv FILE]
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/qf/harness.hpp"
+#include "core/qf/locally_locked.hpp"
+#include "core/qf/rank_select.hpp"
+
+namespace {
+
+using namespace qmer;
+using namespace qmer::bench;
+
+constexpr size_t distance = 8;
+
+// ns per lookup of `keys` through prefetch(k) ... distance keys later ... probe(k); the found
+// count goes to `found`.
+template <typename Prefetch, typename Probe>
+double batched_ns(std::vector<uint64_t> const& keys, Prefetch&& prefetch, Probe&& probe,
+                  size_t& found) {
+    asm volatile("" : : : "memory");
+    auto const t0 = clock_type::now();
+    size_t hits = 0;
+    size_t const n = keys.size();
+    for (size_t i = 0; i < n; ++i) {
+        prefetch(keys[i]);
+        if (i >= distance) hits += probe(keys[i - distance]);
+    }
+    for (size_t i = n >= distance ? n - distance : 0; i < n; ++i) hits += probe(keys[i]);
+    // The count must exist before the clock is read: without this GCC may move the lookups past it.
+    asm volatile("" : "+r"(hits) : : "memory");
+    double const s = seconds_since(t0);
+    found = hits;
+    return s * 1e9 / static_cast<double>(n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    unsigned q = 26, r = 11;
+    size_t queries = 2000000;
+    std::string csv_path;
+    for (int i = 1; i < argc; ++i) {
+        std::string const a = argv[i];
+        auto next = [&] { return i + 1 < argc ? argv[++i] : (std::exit(2), argv[0]); };
+        if (a == "--q") q = static_cast<unsigned>(std::atoi(next()));
+        else if (a == "--r") r = static_cast<unsigned>(std::atoi(next()));
+        else if (a == "--queries") queries = std::strtoull(next(), nullptr, 10);
+        else if (a == "--csv") csv_path = next();
+        else {
+            std::fprintf(stderr, "usage: %s [--q Q] [--r R] [--queries N] [--csv FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    qf::geometry const g{q, r};
+    double const fills[] = {0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95};
+    size_t const max_n = static_cast<size_t>(fills[std::size(fills) - 1] * g.canonical_slots());
+    // Every key's fingerprint with its index, sorted once: a fill's table is the first n keys.
+    std::vector<std::pair<uint64_t, uint32_t>> by_fp(max_n);
+    for (size_t i = 0; i < max_n; ++i)
+        by_fp[i] = {g.fingerprint(present_key(i)), static_cast<uint32_t>(i)};
+    std::sort(by_fp.begin(), by_fp.end());
+
+    std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+    auto row = [&](char const* fmt, auto... v) {
+        std::printf(fmt, v...);
+        if (csv) std::fprintf(csv, fmt, v...);
+    };
+    row("fill,layout,present_ns,absent_ns,limit_ns,table_bytes\n");
+    std::printf("# q=%u r=%u, %zu present + %zu absent lookups per measurement, 1 thread\n", q, r,
+                queries, queries);
+    std::vector<uint64_t> fps;
+    for (double fill : fills) {
+        size_t const n = static_cast<size_t>(fill * static_cast<double>(g.canonical_slots()));
+        fps.clear();
+        for (auto const& [fp, i] : by_fp)
+            if (i < n) fps.push_back(fp);
+        qf::locally_locked_filter ll(g);
+        qf::locally_locked_filter::sorted_append_state st;
+        if (ll.append_sorted(fps, st) != fps.size()) {
+            std::fprintf(stderr, "table overflow at fill %.2f\n", fill);
+            return 1;
+        }
+        std::vector<uint64_t> rs_words;
+        rs_words.reserve(qf::rank_select_shape_of(ll).words());
+        qf::write_rank_select(ll, [&](std::span<uint64_t const> c) {
+            rs_words.insert(rs_words.end(), c.begin(), c.end());
+        });
+        qf::rank_select_table const rs(qf::rank_select_shape_of(ll), rs_words, ll.size());
+        std::vector<uint64_t> present(queries), absent(queries), positions(queries);
+        for (size_t i = 0; i < queries; ++i) {
+            present[i] = present_key(mix(i * 7 + 3) % n);
+            absent[i] = absent_key(i);
+            positions[i] = mix(i) % rs_words.size();
+        }
+        std::array<double, 2> best_present{1e18, 1e18}, best_absent{1e18, 1e18};
+        double best_limit = 1e18;
+        for (int rep = 0; rep < 3; ++rep) {
+            size_t found = 0;
+            // The concurrent layout as the old query path read it.
+            best_present[0] = std::min(
+                best_present[0],
+                batched_ns(present, [&](uint64_t h) { ll.prefetch(h); },
+                           [&](uint64_t h) { return ll.contains_final(h); }, found));
+            if (found != queries) return std::fprintf(stderr, "false negative (concurrent)\n"), 1;
+            best_absent[0] = std::min(
+                best_absent[0], batched_ns(absent, [&](uint64_t h) { ll.prefetch(h); },
+                                           [&](uint64_t h) { return ll.contains_final(h); }, found));
+            best_present[1] = std::min(
+                best_present[1], batched_ns(present, [&](uint64_t h) { rs.prefetch(h); },
+                                            [&](uint64_t h) { return rs.contains(h); }, found));
+            if (found != queries) return std::fprintf(stderr, "false negative (rank-select)\n"), 1;
+            best_absent[1] = std::min(
+                best_absent[1], batched_ns(absent, [&](uint64_t h) { rs.prefetch(h); },
+                                           [&](uint64_t h) { return rs.contains(h); }, found));
+            uint64_t const* base = rs_words.data();
+            best_limit = std::min(
+                best_limit,
+                batched_ns(positions, [&](uint64_t p) { __builtin_prefetch(base + p, 0, 3); },
+                           [&](uint64_t p) { return base[p] == 42; }, found));
+        }
+        row("%.2f,concurrent,%.2f,%.2f,%.2f,%zu\n", fill, best_present[0], best_absent[0],
+            best_limit, ll.groups().size_bytes());
+        row("%.2f,rank-select,%.2f,%.2f,%.2f,%zu\n", fill, best_present[1], best_absent[1],
+            best_limit, rs_words.size() * sizeof(uint64_t));
+        std::fflush(stdout);
+    }
+    if (csv) std::fclose(csv);
+    return 0;
+}
