@@ -144,6 +144,27 @@ simulate pos "$data/klebs.fa" 11286 &
 pos_job=$!
 simulate neg "$data/suis.fa" 84
 wait "$pos_job"
+# "mix": what a screen of a sample usually sees, reads partly absent from the reference: 2 of
+# every 3 reads from pos, 1 from neg, interleaved, as many reads as a set (issue 15's mixed case).
+if [[ ! -s "$reads_dir/mix.fq.gz" || ! -s "$reads_dir/mix.bgzf.fq.gz" ]]; then
+    log "mix: 2/3 positives, 1/3 negatives, interleaved"
+    # Streams pos.fq and reads neg.fq alongside: after every second positive record, one negative.
+    awk -v n="$nreads" -v negf="$reads_dir/neg.fq" '
+        function emit(r) { print r; if (++out >= n) exit }
+        {
+            rec = $0
+            for (l = 2; l <= 4; ++l) { getline line; rec = rec "\n" line }
+            emit(rec)
+            if (++c % 2 == 0) {
+                r = ""
+                for (l = 1; l <= 4; ++l) { if ((getline line < negf) <= 0) break; r = r (l > 1 ? "\n" : "") line }
+                if (l > 4) emit(r)
+            }
+        }' "$reads_dir/pos.fq" > "$reads_dir/mix.fq"
+    gzip -6 -c "$reads_dir/mix.fq" > "$reads_dir/mix.fq.gz.tmp" && mv "$reads_dir/mix.fq.gz.tmp" "$reads_dir/mix.fq.gz"
+    bgzip -@ "$threads" -c "$reads_dir/mix.fq" > "$reads_dir/mix.bgzf.fq.gz.tmp"
+    mv "$reads_dir/mix.bgzf.fq.gz.tmp" "$reads_dir/mix.bgzf.fq.gz"
+fi
 [[ $data_only -eq 0 ]] || { log "data ready in $data"; exit 0; }
 
 # ---------------------------------------------------------------- 4. measuring
@@ -210,7 +231,7 @@ for v in "${qmer_variants[@]}"; do "$qmer" info --json "$idx/$v.qmer" > "$out/in
 # ---- query, interleaved: floor, qmer variants (gzip, bgzf, plain), BBDuk (gzip)
 fmt_file() { case "$2" in gz) echo "$reads_dir/$1.fq.gz" ;; bgzf) echo "$reads_dir/$1.bgzf.fq.gz" ;; plain) echo "$reads_dir/$1.fq" ;; esac; }
 for rep in $(seq 1 "$reps"); do
-    for set in pos neg; do
+    for set in pos neg mix; do
         log "query round $rep/$reps, $set"
         for fmt in gz bgzf plain; do
             f=$(fmt_file "$set" "$fmt")

@@ -207,9 +207,13 @@ class rank_select_table {
             auto const c = static_cast<unsigned>(std::popcount(bits));
             if (c >= remaining) {
                 uint64_t const base = x_blk * uint64_t{rank_select::block_slots};
-                end = base + rank_select::select_bit(bits, remaining);
-                if (remaining >= 2)
-                    previous_end = base + rank_select::select_bit(bits, remaining - 1);
+                unsigned const bit = rank_select::select_bit(bits, remaining);
+                end = base + bit;
+                // The runend before it: the highest one below it in this word, if any (one
+                // count of leading zeros instead of a second select); else the one tracked from
+                // the words passed.
+                if (uint64_t const below = bits & ((uint64_t{1} << bit) - 1); below != 0)
+                    previous_end = base + 63 - static_cast<unsigned>(std::countl_zero(below));
                 break;
             }
             if (c != 0)

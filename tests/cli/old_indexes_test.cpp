@@ -1,0 +1,97 @@
+// Indexes written by older qmer versions (tests/data/old_indexes/README.md) load and answer
+// exactly as the qmer that wrote them: the same per-read lines for the same reads. Format 3
+// changed how the default filter's levels are stored (the rank-select layout), so formats 1 and 2
+// take the copying load path; appending to one writes format 3 and keeps every old hit.
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_fixture.hpp"
+
+namespace qmer::test {
+namespace {
+
+std::filesystem::path old_index(std::string const& name) {
+    return std::filesystem::path(QMER_SOURCE_DIR) / "tests/data/old_indexes" / name;
+}
+
+// The TSV without its # preamble.
+std::string body(std::string const& tsv) {
+    std::istringstream in(tsv);
+    std::string line, out;
+    while (std::getline(in, line))
+        if (!line.starts_with('#')) out += line + "\n";
+    return out;
+}
+
+class old_indexes : public cli_test, public ::testing::WithParamInterface<std::string> {
+  protected:
+    std::string gunzip(std::filesystem::path const& p) {
+        EXPECT_EQ(shell("gzip -dc '" + p.string() + "' > unzipped.txt").exit_code, 0) << p;
+        return slurp(dir() / "unzipped.txt");
+    }
+};
+
+TEST_P(old_indexes, answer_as_the_qmer_that_wrote_them) {
+    std::string const name = GetParam();
+    auto const index = old_index(name + ".qmer");
+    ASSERT_TRUE(std::filesystem::exists(index)) << index;
+    auto const r = qmer({"query", "-q", "-o", "-", index.string(),
+                         data("lambda_reads_1.fq.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string const expected = gunzip(old_index(name + ".reads_1.tsv.gz"));
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(body(r.out), expected);
+    // --quick makes the same calls.
+    auto const quick = qmer({"query", "--quick", "-q", "-o", "-", index.string(),
+                             data("lambda_reads_1.fq.gz").string()});
+    ASSERT_EQ(quick.exit_code, 0) << quick.err;
+    size_t matched = 0, quick_matched = 0;
+    for (auto const& [text, count] : {std::pair{body(r.out), &matched}, {body(quick.out), &quick_matched}}) {
+        std::istringstream in(text);
+        std::string line;
+        while (std::getline(in, line)) *count += line.ends_with("\t1");
+    }
+    EXPECT_EQ(quick_matched, matched);
+}
+
+TEST_P(old_indexes, append_writes_the_current_format_and_keeps_every_hit) {
+    std::string const name = GetParam();
+    std::filesystem::copy_file(old_index(name + ".qmer"), dir() / "idx.qmer");
+    write_file("extra.fa", ">extra\nACGTTGCATGCATGCAAAGGGCCCTTTAGGCTAGCTAGGATCCATGACGTAGCTAGGATTACA\n");
+    auto const a = qmer({"index", "--append", "-q", "-o", "idx.qmer", "extra.fa"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    auto const info = qmer({"info", "idx.qmer"});
+    EXPECT_NE(info.out.find("format version: 3"), std::string::npos) << info.out;
+    auto const r = qmer({"query", "-q", "-o", "-", "idx.qmer", data("lambda_reads_1.fq.gz").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Per read: the same k-mers, and hits never below the old index's (nothing was lost).
+    std::istringstream now(body(r.out)), before(gunzip(old_index(name + ".reads_1.tsv.gz")));
+    std::string a_line, b_line;
+    size_t reads = 0;
+    while (std::getline(before, b_line)) {
+        ASSERT_TRUE(std::getline(now, a_line));
+        if (b_line.starts_with("read_id")) {  // the column header
+            EXPECT_EQ(a_line, b_line);
+            continue;
+        }
+        std::istringstream as(a_line), bs(b_line);
+        std::string an, bn;
+        uint64_t ak, ah, bk, bh;
+        as >> an >> ak >> ah;
+        bs >> bn >> bk >> bh;
+        ASSERT_EQ(an, bn);
+        ASSERT_EQ(ak, bk) << an;
+        ASSERT_GE(ah, bh) << an;
+        ++reads;
+    }
+    EXPECT_EQ(reads, 10000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(formats_1_and_2, old_indexes,
+                         ::testing::Values("lambda_v2", "lambda_v2_levels"));
+
+}  // namespace
+}  // namespace qmer::test
