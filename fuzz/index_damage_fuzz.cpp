@@ -52,6 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(uint8_t const* data, size_t size) {
         if (result.probes_found != inserted_count)
             fail("an undamaged index lost " + std::to_string(inserted_count - result.probes_found) +
                  " of its inserted hashes");
+        if (result.in_place_found != qmer::fuzz::loaded_index::no_in_place &&
+            result.in_place_found != inserted_count)
+            fail("an undamaged index queried in place lost " +
+                 std::to_string(inserted_count - result.in_place_found) + " of its hashes");
     } else if (!reseal) {
         if (result.outcome == load_outcome::input_error)
             fail("a damaged index was reported as an unreadable input, not a damaged index");

@@ -27,6 +27,11 @@ struct loaded_index {
     load_outcome outcome = load_outcome::index_error;
     size_t elements = 0;      // the filter's size() when loaded
     size_t probes_found = 0;  // how many probes contains() answered true
+    // How many probes the in-place query form answered true (app::rank_select_levels_of, the
+    // default filter of format 3: what qmer query answers from); no_in_place when the index has
+    // none.
+    static constexpr size_t no_in_place = ~size_t{0};
+    size_t in_place_found = no_in_place;
 };
 
 // Loads path as query does and, when probe is set, asks the filter for each of probes and - for
@@ -44,6 +49,14 @@ inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t c
     try {
         io::index_file const index(path);
         app::filter_kind const kind = app::filter_kind_of_index(index);
+        // qmer query reads the default filter's levels in place without reading every word: a
+        // crafted word may change an answer but must never hang or crash a lookup
+        // (core/qf/rank_select.hpp bounds every scan).
+        if (auto const levels = app::rank_select_levels_of(index); levels && probe) {
+            result.in_place_found = 0;
+            for (uint64_t h : probes) result.in_place_found += levels->contains(h) ? 1 : 0;
+            for (uint64_t h : appended) (void)levels->contains(h);
+        }
         app::visit_filter_kind(kind, [&](auto tag) {
             using codec = app::filter_codec<decltype(tag)::value>;
             auto const filter = codec::load(index);

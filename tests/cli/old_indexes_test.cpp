@@ -91,7 +91,7 @@ TEST_P(old_indexes, append_writes_the_current_format_and_keeps_every_hit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(formats_1_and_2, old_indexes,
-                         ::testing::Values("lambda_v2", "lambda_v2_levels"));
+                         ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels"));
 
 }  // namespace
 }  // namespace qmer::test
