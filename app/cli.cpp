@@ -77,6 +77,10 @@ void setup_query(CLI::App& app, query_options& o) {
                  "Stop looking up a read's k-mers once it has the hits to match (much faster on "
                  "matching reads; their kmers/hits columns then count only the k-mers looked up)");
     app.add_flag("--interleaved", o.interleaved, "READS holds pairs, mate after mate");
+    app.add_flag("--mmap", o.mmap,
+                 "Answer from the index file mapped in place: the first read is answered at once "
+                 "and queries on one machine share the index in the page cache; lookups cost more "
+                 "than from the default private copy on huge pages");
     app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
     app.footer(
         "Examples:\n"

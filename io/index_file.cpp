@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -197,7 +198,8 @@ void index_writer::commit() {
     impl_->out.commit();
 }
 
-index_file::index_file(std::string path, index_check check) : path_(std::move(path)) {
+index_file::index_file(std::string path, index_check check, index_memory memory)
+    : path_(std::move(path)) {
     auto const fail = [&](std::string const& what) -> index_error {
         return index_error("'" + path_ + "': " + what);
     };
@@ -209,7 +211,14 @@ index_file::index_file(std::string path, index_check check) : path_(std::move(pa
         throw fail("not a regular file, so not a qmer index");
     }
     size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
+    if (size_ > 0 && memory == index_memory::huge_pages) {
+        try {
+            copy_to_huge_pages(fd);
+        } catch (...) {
+            ::close(fd);
+            throw;
+        }
+    } else if (size_ > 0) {
         // Checked at open, every page is read at once: populating the mapping saves the faults.
         // Deferred, pages come in as lookups touch them (a query of one read touches a few).
         int const populate = check == index_check::at_open ? MAP_POPULATE : 0;
@@ -220,6 +229,8 @@ index_file::index_file(std::string path, index_check check) : path_(std::move(pa
             ::close(fd);
             throw fail(std::string("cannot map index: ") + std::strerror(err));
         }
+        region_ = map_;
+        region_bytes_ = size_;
     }
     ::close(fd);
     // A constructor that throws runs no destructor: unmap here, or every refused file stays
@@ -293,10 +304,50 @@ index_file::index_file(std::string path, index_check check) : path_(std::move(pa
             throw;
         }
     } catch (...) {
-        if (map_) ::munmap(map_, size_);
-        map_ = nullptr;
+        unmap();
         throw;
     }
+}
+
+void index_file::copy_to_huge_pages(int fd) {
+    // A region 2 MiB larger than the file, so that its copy can start on a 2 MiB boundary (the
+    // kernel backs only aligned 2 MiB ranges with huge pages).
+    constexpr size_t huge = size_t{2} << 20;
+    region_bytes_ = (size_ + 2 * huge - 1) / huge * huge;
+    region_ = ::mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region_ == MAP_FAILED) {
+        region_ = nullptr;
+        throw index_error("'" + path_ + "': cannot allocate memory for the index: " +
+                          std::strerror(errno));
+    }
+    auto const base = (reinterpret_cast<uintptr_t>(region_) + huge - 1) / huge * huge;
+    map_ = reinterpret_cast<void*>(base);
+#ifdef MADV_HUGEPAGE
+    // Advice: a kernel without transparent huge pages gives 4 KiB pages, slower but correct.
+    (void)::madvise(map_, (size_ + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+    auto* out = static_cast<char*>(map_);
+    for (size_t done = 0; done < size_;) {
+        ssize_t const n = ::pread(fd, out + done, std::min<size_t>(size_ - done, size_t{1} << 26),
+                                  static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int const err = n < 0 ? errno : 0;
+            unmap();
+            throw input_error("'" + path_ + "': cannot read index: " +
+                              (err ? std::strerror(err) : "the file shrank while read"));
+        }
+        done += static_cast<size_t>(n);
+    }
+    // Read-only from here on, as the mapped form is.
+    (void)::mprotect(region_, region_bytes_, PROT_READ);
+}
+
+void index_file::unmap() noexcept {
+    if (region_) ::munmap(region_, region_bytes_);
+    region_ = map_ = nullptr;
+    region_bytes_ = 0;
 }
 
 void index_file::check_checksum() const {
@@ -315,17 +366,32 @@ index_file::index_file(index_file&& other) noexcept
     : path_(std::move(other.path_)),
       map_(std::exchange(other.map_, nullptr)),
       size_(std::exchange(other.size_, 0)),
+      region_(std::exchange(other.region_, nullptr)),
+      region_bytes_(std::exchange(other.region_bytes_, 0)),
       header_(std::move(other.header_)),
       sections_(std::move(other.sections_)) {}
 
+index_file& index_file::operator=(index_file&& other) noexcept {
+    if (this != &other) {
+        unmap();
+        path_ = std::move(other.path_);
+        map_ = std::exchange(other.map_, nullptr);
+        size_ = std::exchange(other.size_, 0);
+        region_ = std::exchange(other.region_, nullptr);
+        region_bytes_ = std::exchange(other.region_bytes_, 0);
+        header_ = std::move(other.header_);
+        sections_ = std::move(other.sections_);
+    }
+    return *this;
+}
+
 void index_file::release_sections() noexcept {
     sections_.clear();
-    if (map_) ::munmap(map_, size_);
-    map_ = nullptr;
+    unmap();
 }
 
 index_file::~index_file() {
-    if (map_) ::munmap(map_, size_);
+    unmap();
 }
 
 }  // namespace qmer::io

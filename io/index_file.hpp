@@ -79,12 +79,25 @@ enum class index_check {
     deferred
 };
 
+// Where the loaded file's bytes live.
+enum class index_memory {
+    // The file mapped read-only: the pages are the page cache's, shared by every process that
+    // maps the same index, and come in as they are touched (the first read is answered at once).
+    mapped,
+    // Read once into private memory on 2 MiB transparent huge pages: a lookup then costs no TLB
+    // miss (a mapped host-sized index spans millions of 4 KiB pages), at the price of reading the
+    // whole file before the first lookup. Peak RSS stays one copy: read() fills it from the page
+    // cache without mapping that too.
+    huge_pages
+};
+
 // A loaded index: the header and views of the sections, valid while this object lives (the file is
 // memory-mapped read-only).
 class index_file {
   public:
     // Throws index_error (bad/damaged/foreign/newer file) or input_error (cannot open).
-    explicit index_file(std::string path, index_check check = index_check::at_open);
+    explicit index_file(std::string path, index_check check = index_check::at_open,
+                        index_memory memory = index_memory::mapped);
 
     // The XXH3-64 of the file against the stored one (reads every page; safe from any thread while
     // the sections are mapped). check_checksum() throws index_error naming the file on a mismatch.
@@ -94,6 +107,7 @@ class index_file {
     index_file(index_file&&) noexcept;
     index_file(index_file const&) = delete;
     index_file& operator=(index_file const&) = delete;
+    index_file& operator=(index_file&& other) noexcept;
 
     // Unmaps the file once a filter has copied what it needs: the sections become empty, the
     // header stays. Without it a query would hold the index twice (mapped file + filter).
@@ -106,8 +120,12 @@ class index_file {
 
   private:
     std::string path_;
-    void* map_ = nullptr;
+    void* map_ = nullptr;  // the file's first byte (mapped or copied)
     size_t size_ = 0;
+    void* region_ = nullptr;  // what to unmap: the mapping, or the huge-page copy's region
+    size_t region_bytes_ = 0;
+    void unmap() noexcept;
+    void copy_to_huge_pages(int fd);
     index_header header_;
     std::vector<index_section_view> sections_;
 };

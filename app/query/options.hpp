@@ -19,6 +19,9 @@ struct query_options {
     unsigned threads = 0;            // 0: all cores
     bool interleaved = false;
     bool quick = false;  // stop a read's lookups once it is settled as a match
+    // Answer from the index file mapped in place (shared page cache, first read at once) instead
+    // of a private copy on huge pages (faster lookups); see io::index_memory.
+    bool mmap = false;
     bool quiet = false;
 };
 

@@ -273,8 +273,9 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
     query_with_filter(o, index, threads, *filter, progress, [] {});
 }
 
-// The default filter in format 3: answered in place from the mapped file, so the first read is
-// answered at once and only the pages lookups touch are read. The checksum over the whole file is
+// The default filter in format 3: answered in place from the file's bytes, mapped (--mmap: the
+// first read is answered at once, and only the pages lookups touch are read) or read into huge
+// pages (the default: no TLB miss per lookup). The checksum over the whole file is
 // computed on a thread of its own while the reads are answered, and a mismatch refuses every
 // output before it is made final (a damaged word can give wrong answers, never a hang or crash:
 // core/qf/rank_select.hpp).
@@ -303,7 +304,18 @@ void run_query(query_options const& o) {
         throw;
     }
     if (levels) {
-        query_in_place(o, index, *levels, threads);
+        if (o.mmap) {
+            query_in_place(o, index, *levels, threads);
+        } else {
+            // The same file again, read into huge pages (io::index_memory): at most one copy
+            // lives at a time, as the mapping above is dropped first.
+            std::string const path = index.path();
+            levels.reset();
+            index = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages);
+            levels = rank_select_levels_of(index);
+            if (!levels) throw index_error("'" + path + "': changed while it was opened");
+            query_in_place(o, index, *levels, threads);
+        }
         return;
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.

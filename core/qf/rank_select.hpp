@@ -152,6 +152,8 @@ class rank_select_table {
         if (elements > s.total_slots)
             throw std::invalid_argument("rank-select table: more elements than slots");
         geometry_ = geometry::with_slots(s.canonical_slots, s.remainder_bits);
+        space_ = geometry_.fingerprint_space();
+        remainder_mask_ = geometry_.remainder_mask();
         block_words_ = s.block_words();
         blocks_ = s.blocks();
     }
@@ -171,7 +173,7 @@ class rank_select_table {
     // The cache lines a lookup of h reads first: its block's header and the line holding its
     // canonical slot's remainder (usually where its run is).
     void prefetch(uint64_t h) const noexcept {
-        uint64_t const q = geometry_.quotient(h);
+        uint64_t const q = fingerprint(h) >> geometry_.remainder_bits;
         uint64_t const* blk = block(q / rank_select::block_slots);
         prefetch_for_read(blk);
         unsigned const bit = static_cast<unsigned>(q % rank_select::block_slots) *
@@ -180,9 +182,8 @@ class rank_select_table {
     }
 
     bool contains(uint64_t h) const noexcept {
-        uint64_t const fp = geometry_.fingerprint(h);
-        return contains_fingerprint(fp >> geometry_.remainder_bits,
-                                    fp & geometry_.remainder_mask());
+        uint64_t const fp = fingerprint(h);
+        return contains_fingerprint(fp >> geometry_.remainder_bits, fp & remainder_mask_);
     }
 
     bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
@@ -284,9 +285,15 @@ class rank_select_table {
 
   private:
     uint64_t const* block(size_t b) const noexcept { return words_.data() + b * block_words_; }
+    // geometry_.fingerprint(h) with M precomputed (it is on every lookup's path twice).
+    uint64_t fingerprint(uint64_t h) const noexcept {
+        __extension__ using u128 = unsigned __int128;
+        return static_cast<uint64_t>((static_cast<u128>(h) * space_) >> 64);
+    }
 
     rank_select::shape shape_{};
     qf::geometry geometry_{};
+    uint64_t space_ = 0, remainder_mask_ = 0;
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t block_words_ = 0, blocks_ = 0;
