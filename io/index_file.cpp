@@ -328,18 +328,31 @@ void index_file::copy_to_huge_pages(int fd) {
     (void)::madvise(map_, (size_ + huge - 1) / huge * huge, MADV_HUGEPAGE);
 #endif
     auto* out = static_cast<char*>(map_);
+    // The checksum is computed as the bytes arrive, each 4 MiB piece while it is still in cache,
+    // so checking it costs no second pass over the memory.
+    XXH3_state_t* const state = XXH3_createState();
+    if (state == nullptr) throw std::bad_alloc();
+    XXH3_64bits_reset(state);
+    size_t const summed = size_ >= 8 ? size_ - 8 : 0;  // the sum covers all but its own 8 bytes
     for (size_t done = 0; done < size_;) {
-        ssize_t const n = ::pread(fd, out + done, std::min<size_t>(size_ - done, size_t{1} << 26),
+        ssize_t const n = ::pread(fd, out + done, std::min<size_t>(size_ - done, size_t{4} << 20),
                                   static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             int const err = n < 0 ? errno : 0;
+            XXH3_freeState(state);
             unmap();
             throw input_error("'" + path_ + "': cannot read index: " +
                               (err ? std::strerror(err) : "the file shrank while read"));
         }
+        if (done < summed)
+            XXH3_64bits_update(state, out + done, std::min(summed, done + static_cast<size_t>(n)) - done);
         done += static_cast<size_t>(n);
     }
+    uint64_t stored = 0;
+    if (size_ >= 8) std::memcpy(&stored, out + size_ - 8, 8);
+    copied_sum_matches_ = XXH3_64bits_digest(state) == stored;
+    XXH3_freeState(state);
     // Read-only from here on, as the mapped form is.
     (void)::mprotect(region_, region_bytes_, PROT_READ);
 }
@@ -356,6 +369,7 @@ void index_file::check_checksum() const {
 
 bool index_file::checksum_matches() const noexcept {
     if (map_ == nullptr || size_ < prefix_bytes + trailer_bytes) return false;
+    if (copied_sum_matches_.has_value()) return *copied_sum_matches_;  // summed while copied
     auto const* bytes = static_cast<char const*>(map_);
     uint64_t stored;
     std::memcpy(&stored, bytes + size_ - 8, 8);
@@ -368,6 +382,7 @@ index_file::index_file(index_file&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       region_(std::exchange(other.region_, nullptr)),
       region_bytes_(std::exchange(other.region_bytes_, 0)),
+      copied_sum_matches_(std::exchange(other.copied_sum_matches_, std::nullopt)),
       header_(std::move(other.header_)),
       sections_(std::move(other.sections_)) {}
 
@@ -379,6 +394,7 @@ index_file& index_file::operator=(index_file&& other) noexcept {
         size_ = std::exchange(other.size_, 0);
         region_ = std::exchange(other.region_, nullptr);
         region_bytes_ = std::exchange(other.region_bytes_, 0);
+        copied_sum_matches_ = std::exchange(other.copied_sum_matches_, std::nullopt);
         header_ = std::move(other.header_);
         sections_ = std::move(other.sections_);
     }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,6 +125,7 @@ class index_file {
     size_t size_ = 0;
     void* region_ = nullptr;  // what to unmap: the mapping, or the huge-page copy's region
     size_t region_bytes_ = 0;
+    std::optional<bool> copied_sum_matches_;  // huge_pages: the checksum, computed while copying
     void unmap() noexcept;
     void copy_to_huge_pages(int fd);
     index_header header_;

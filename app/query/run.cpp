@@ -312,6 +312,7 @@ void run_query(query_options const& o) {
             std::string const path = index.path();
             levels.reset();
             index = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages);
+            index.check_checksum();  // summed while it was read: refuse before any lookup
             levels = rank_select_levels_of(index);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
             query_in_place(o, index, *levels, threads);

@@ -123,6 +123,7 @@ cpu_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
     echo "cpu=$cpu_model"
     echo "mem_total_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
     echo "kernel=$(uname -r)"
+    echo "thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
     echo "git_head=$git_head"
     echo "git_dirty_files=$git_dirty (tracked files modified under core/ app/ io/ CMakeLists.txt at the start)"
     echo "qmer=$qmer"

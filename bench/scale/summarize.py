@@ -62,8 +62,9 @@ def main():
             "matched_fraction": matched / reads if matched is not None and reads else None,
             "wall_s": wall, "cpu_s": cpu, "max_rss_bytes": rss, "index_bytes": index_bytes,
             "rss_over_index": rss / index_bytes if index_bytes else None,
-            "wall_ns_per_kmer": wall * 1e9 / kmers if kmers else None,
-            "cpu_ns_per_kmer": cpu * 1e9 / kmers if kmers else None,
+            # one read: the process is all loading, a cost per k-mer would mislead
+            "wall_ns_per_kmer": wall * 1e9 / kmers if kmers and case != "one" else None,
+            "cpu_ns_per_kmer": cpu * 1e9 / kmers if kmers and case != "one" else None,
             "distinct_kmers": int(distinct) if distinct else None,
             "bits_per_kmer": index_bytes * 8 / distinct if distinct else None,
             "load1_before": float(b["load1_before"]),
@@ -94,7 +95,8 @@ def main():
               f"({meta.get('git_dirty_files', '?').split(' ')[0]} modified tracked source files at the start; "
               f"binary sha256 {meta.get('qmer_sha256', '?')}, built {meta.get('qmer_mtime', '?')}); "
               f"{meta.get('host_nproc', '?')} cores, {meta.get('cpu', '?')}, "
-              f"{int(meta.get('mem_total_kib', '0')) / 2**20:.1f} GiB RAM, kernel {meta.get('kernel', '?')}; "
+              f"{int(meta.get('mem_total_kib', '0')) / 2**20:.1f} GiB RAM, kernel {meta.get('kernel', '?')}, "
+              f"transparent huge pages `{meta.get('thp', '?')}`; "
               f"load average {meta.get('load_start', '?')} at the start, {meta.get('load_end', '?')} at the end.")
     md.append("")
     md.append(f"`-t {meta.get('threads', '?')}`, {int(meta.get('reads', '0')):,} reads of 150 bp per set "
