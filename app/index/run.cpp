@@ -336,14 +336,17 @@ void build_index(index_options const& o, unsigned threads) {
         throw_if_interrupted();
         writer.commit();
     }
+    // What the user keeps: the file (the saved layout can be smaller than the filter in memory).
+    std::error_code size_error;
+    auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
+    double const bytes =
+        size_error ? static_cast<double>(filter->memory_bytes()) : file_bytes;
     char extra[256];
-    std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, %s in memory (%.2f bits/k-mer)",
+    std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)",
                   human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
                   human_count(static_cast<double>(filter->size()), "").c_str(),
-                  human_bytes(static_cast<double>(filter->memory_bytes())).c_str(),
-                  filter->size() ? 8.0 * static_cast<double>(filter->memory_bytes()) /
-                                       static_cast<double>(filter->size())
-                                 : 0.0);
+                  human_bytes(bytes).c_str(), size_error ? "in memory" : "on disk",
+                  filter->size() ? 8.0 * bytes / static_cast<double>(filter->size()) : 0.0);
     progress.finish(extra);
 }
 

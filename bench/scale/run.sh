@@ -166,7 +166,7 @@ timed() {
     local t1=$EPOCHREALTIME
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
     cpu=$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f", u + s }' "$tv")
-    rss=$(awk -F': ' '/Maximum resident set size/ { printf "%d", $2 * 1024 }' "$tv")
+    rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 * 1024 }' "$tv")
 }
 # shellcheck disable=SC2206
 qargs=($query_args)
