@@ -15,6 +15,8 @@
 // Keys are splitmix64 of a counter (bench/qf/harness.hpp). One thread. Usage:
 //   qf_lookup_fill_bench [--q 26] [--r 11] [--queries 2000000] [--csv FILE]
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
 #include <cinttypes>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,28 @@ using namespace qmer;
 using namespace qmer::bench;
 
 constexpr size_t distance = 8;
+
+// Words on transparent huge pages (2 MiB aligned, madvise), zeroed.
+class huge_words {
+  public:
+    explicit huge_words(size_t n) : bytes_((n * 8 + (2u << 20) - 1) / (2u << 20) * (2u << 20)) {
+        p_ = static_cast<uint64_t*>(std::aligned_alloc(2u << 20, bytes_));
+        if (p_ == nullptr) throw std::bad_alloc();
+        (void)madvise(p_, bytes_, MADV_HUGEPAGE);
+        std::memset(p_, 0, bytes_);
+        size_ = n;
+    }
+    ~huge_words() { std::free(p_); }
+    huge_words(huge_words const&) = delete;
+    huge_words& operator=(huge_words const&) = delete;
+    uint64_t* data() noexcept { return p_; }
+    uint64_t const* data() const noexcept { return p_; }
+    size_t size() const noexcept { return size_; }
+
+  private:
+    size_t bytes_, size_ = 0;
+    uint64_t* p_ = nullptr;
+};
 
 // ns per lookup of `keys` through prefetch(k) ... distance keys later ... probe(k); the found
 // count goes to `found`.
@@ -104,12 +129,18 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "table overflow at fill %.2f\n", fill);
             return 1;
         }
-        std::vector<uint64_t> rs_words;
-        rs_words.reserve(qf::rank_select_shape_of(ll).words());
+        // The rank-select words on 2 MiB huge pages, as qmer query holds them (and as the
+        // concurrent table's own allocation asks for): the layouts then pay the same TLB costs.
+        size_t const n_words = qf::rank_select_shape_of(ll).words();
+        huge_words rs_words(n_words);
+        size_t filled = 0;
         qf::write_rank_select(ll, [&](std::span<uint64_t const> c) {
-            rs_words.insert(rs_words.end(), c.begin(), c.end());
+            std::copy(c.begin(), c.end(), rs_words.data() + filled);
+            filled += c.size();
         });
-        qf::rank_select_table const rs(qf::rank_select_shape_of(ll), rs_words, ll.size());
+        qf::rank_select_table const rs(qf::rank_select_shape_of(ll),
+                                       std::span<uint64_t const>(rs_words.data(), n_words),
+                                       ll.size());
         std::vector<uint64_t> present(queries), absent(queries), positions(queries);
         for (size_t i = 0; i < queries; ++i) {
             present[i] = present_key(mix(i * 7 + 3) % n);

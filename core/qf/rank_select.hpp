@@ -1,39 +1,45 @@
 #pragma once
 // The rank-and-select query layout of a quotient filter table: what a finished level of the
-// default filter is stored as in the index file and queried as, straight from the mapped file
+// default filter is stored as in the index file and queried as, straight from the file's bytes
 // (DESIGN.md, "Index file" and "Performance rules"). The design is that of the rank-and-select
 // quotient filter (Pandey, Bender, Johnson, Patro, "A General-Purpose Counting Filter: Making Every
-// Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of core/qf/fingerprint.hpp.
+// Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of core/qf/fingerprint.hpp,
+// and with each block sized to one cache line.
 //
 // Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, seed 001's Algorithm 1)
 // mark each slot with occupied/continuation/shifted bits, so a query must walk back to its cluster
 // start to learn which run is its quotient's, and that walk grows with the fill (at 95% fill,
-// clusters are hundreds of slots long). Here each block of 64 slots carries an offset, so a query
-// finds its run from its own block: one rank and one select, whatever the fill. A table nobody
-// writes any more (a level of a built index) needs none of the concurrent layout's lock states,
-// so it is stored in this form, 64 slots at r + 3 bits each, every bit used (r + 3 bits per slot
-// against floor(64 / (r + 3)) slots per 64-bit word in the concurrent layout).
+// clusters are hundreds of slots long). Here each block carries an offset, so a query finds its
+// run from its own block: one rank and one select, whatever the fill. A table nobody writes any
+// more (a level of a built index) needs none of the concurrent layout's lock states, so it is
+// stored in this form.
 //
 // Slot positions are the same as in the sequential layout (core/qf/sequential.hpp): fingerprints
 // in increasing order, each at the first free slot at or after its quotient, m canonical slots
-// followed by the overflow slots, no wrap-around. Block b (slots 64b .. 64b + 63) is 3 + r words:
-//   word 0   offset: E_b - 64b, or 0 when E_b <= 64b, where E_b is the first slot after the runs of
-//            every quotient below 64b (the slots before E_b belong to earlier blocks' quotients)
-//   word 1   occupieds: bit j set when quotient 64b + j has a run
-//   word 2   runends: bit j set when slot 64b + j holds the last fingerprint of a run
-//   words 3.. the 64 remainders, r bits each, bit-packed from the low end (slot j at bit j * r)
+// followed by the overflow slots, no wrap-around. Slots are grouped into blocks of
+// s = min(64, floor(496 / (r + 2))) slots (38 at r = 11), and block b (slots sb .. sb + s - 1) is
+// one 64-byte line, 8 words read as one 512-bit little-endian integer:
+//   bits [0, 16)              offset: E_b - sb, or 0 when E_b <= sb, where E_b is the first slot
+//                             after the runs of every quotient below sb (the slots before E_b
+//                             belong to earlier blocks' quotients)
+//   bits [16, 16 + s)         occupieds: bit j set when quotient sb + j has a run
+//   bits [16 + s, 16 + 2s)    runends: bit j set when slot sb + j holds the last fingerprint of a run
+//   bits [16 + 2s + j r, ...) the remainder of slot sb + j, r bits
+// (r + 2) s + 16 <= 512 bits: 13.5 bits per slot at r = 11 (against 16 in the concurrent layout's
+// 64-bit groups of 4 slots of 14 bits).
 //
 // Lookup of fingerprint (q, x), q in block b: q must be occupied; with d = the occupied quotients
 // of block b up to q, the run of q ends at the d-th runend at or after E_b (runs are stored in
-// quotient order, and those of quotients below 64b end before E_b) and begins after the
-// (d - 1)-th, or at max(q, E_b) when d = 1 (a run never begins before its quotient). Two loads
-// of block b's header and, unless the run spills into the next block, one line of remainders.
+// quotient order, and those of quotients below sb end before E_b) and begins after the
+// (d - 1)-th, or at max(q, E_b) when d = 1 (a run never begins before its quotient). A lookup
+// reads the one line of block b unless the runs before its own spill it into the next block.
 //
 // Damaged or crafted words never hang or crash a lookup: every scan is bounded by
-// max_scan_blocks (a run ends at most that many blocks after its quotient's block; freeze()
-// refuses a table where one does not, which uniform fingerprints at any fill below 1 never come
-// near) and by the table's end; a bad word can only give a wrong answer, which the index file's
-// checksum catches.
+// max_scan_blocks (a run ends at most that many blocks after its quotient's block) and by the
+// table's end, and every read stays inside the words; a bad word can only give a wrong answer,
+// which the index file's checksum catches. The writer refuses a table whose offsets need more
+// than 16 bits or whose runs end farther away, which uniform fingerprints at any fill below 1 never
+// come near (at 95% fill, offsets are tens of slots).
 //
 // Thread safety: a rank_select_table is an immutable view; any number of threads may query it.
 
@@ -57,11 +63,19 @@ namespace qmer::qf {
 
 namespace rank_select {
 
-inline constexpr unsigned block_slots = 64;
-inline constexpr unsigned header_words = 3;  // offset, occupieds, runends
-// A run ends at most this many blocks after its quotient's block (see top): 2^18 slots.
+inline constexpr unsigned block_words = 8;  // one 64-byte cache line
+inline constexpr unsigned offset_bits = 16;
+inline constexpr uint64_t max_offset = (uint64_t{1} << offset_bits) - 1;
+// A run ends at most this many blocks after its quotient's block (see top).
 inline constexpr uint64_t max_scan_blocks = 4096;
-inline constexpr uint64_t layout_tag = 0x31534b4c4e415251ULL;  // "QRANKLS1" little endian
+inline constexpr uint64_t layout_tag = 0x32534b4c4e415251ULL;  // "QRANKLS2" little endian
+
+// Slots per block for r remainder bits: as many as fit a line beside the offset, at most 64 (the
+// occupied and runend fields are read as one 64-bit word each).
+constexpr unsigned slots_per_block(unsigned r) noexcept {
+    unsigned const fit = (block_words * 64 - offset_bits) / (r + 2);
+    return fit < 64 ? fit : 64;
+}
 
 // What a table's words describe: m canonical slots, total slots (with the overflow area) and r
 // remainder bits.
@@ -70,14 +84,14 @@ struct shape {
     uint64_t total_slots = 0;
     unsigned remainder_bits = 0;
 
+    constexpr unsigned block_slots() const noexcept { return slots_per_block(remainder_bits); }
     constexpr size_t blocks() const noexcept {
-        return static_cast<size_t>((total_slots + block_slots - 1) / block_slots);
+        return static_cast<size_t>((total_slots + block_slots() - 1) / block_slots());
     }
-    constexpr size_t block_words() const noexcept { return header_words + remainder_bits; }
-    constexpr size_t words() const noexcept { return blocks() * block_words(); }
+    constexpr size_t words() const noexcept { return blocks() * block_words; }
 
-    // r in 1..61 (a fingerprint of at most 63 bits with q >= 1), canonical slots below 2^40 and no
-    // more than the total, which holds at most 2^41 slots. Throws std::invalid_argument.
+    // r in 1..61 (a fingerprint of at most 63 bits with q >= 1), canonical slots at most 2^40
+    // and no more than the total, which holds at most 2^41 slots. Throws std::invalid_argument.
     void validate() const {
         if (remainder_bits < 1 || remainder_bits > 61)
             throw std::invalid_argument("rank-select table: remainder bits must be in 1..61");
@@ -88,19 +102,29 @@ struct shape {
     }
 };
 
-// The remainder of slot j in the remainder words of a block (r bits at bit j * r).
-inline uint64_t remainder_at(uint64_t const* area, unsigned j, unsigned r) noexcept {
-    unsigned const bit = j * r;
-    unsigned const w = bit / 64, shift = bit % 64;
-    uint64_t v = area[w] >> shift;
-    if (shift + r > 64) v |= area[w + 1] << (64 - shift);
-    return r == 64 ? v : v & ((uint64_t{1} << r) - 1);
+// Bit positions of a block's fields (see top).
+struct fields {
+    unsigned s = 0, r = 0;
+    unsigned occupieds() const noexcept { return offset_bits; }
+    unsigned runends() const noexcept { return offset_bits + s; }
+    unsigned remainder(unsigned j) const noexcept { return offset_bits + 2 * s + j * r; }
+};
+
+// `len` (1..64) bits at bit `pos` of a block; the field lies inside the block's 512 bits.
+// Branch-free: whether a field straddles two words is a coin toss per lookup (a remainder of 11
+// bits at any slot), and a mispredicted branch costs more than reading the next word always. The
+// next word is taken only inside the block (a field that does not straddle ignores it), and
+// shifting it by (64 - shift) is done as two shifts so that shift = 0 is defined.
+inline uint64_t get_bits(uint64_t const* blk, unsigned pos, unsigned len) noexcept {
+    unsigned const w = pos / 64, shift = pos % 64;
+    unsigned const next = w + 1 < block_words ? w + 1 : w;
+    uint64_t const v = (blk[w] >> shift) | ((blk[next] << 1) << (63 - shift));
+    return len == 64 ? v : v & ((uint64_t{1} << len) - 1);
 }
-inline void put_remainder(uint64_t* area, unsigned j, unsigned r, uint64_t value) noexcept {
-    unsigned const bit = j * r;
-    unsigned const w = bit / 64, shift = bit % 64;
-    area[w] |= value << shift;
-    if (shift + r > 64) area[w + 1] |= value >> (64 - shift);
+inline void or_bits(uint64_t* blk, unsigned pos, unsigned len, uint64_t value) noexcept {
+    unsigned const w = pos / 64, shift = pos % 64;
+    blk[w] |= value << shift;
+    if (shift + len > 64) blk[w + 1] |= value >> (64 - shift);
 }
 
 // select_bit(x, n): the position of the n-th set bit of x (n >= 1, x has at least n set bits),
@@ -133,13 +157,15 @@ inline unsigned select_bit(uint64_t x, unsigned n) noexcept {
     uint64_t const before = ((k * ones) | highs) - running;
     auto const byte = static_cast<unsigned>(std::popcount(before & highs));
     unsigned const place = byte * 8;
-    unsigned const rank_before = place == 0 ? 0 : static_cast<unsigned>((running >> (place - 8)) & 0xff);
+    unsigned const rank_before =
+        place == 0 ? 0 : static_cast<unsigned>((running >> (place - 8)) & 0xff);
     return place + detail::select_in_byte.at[k - rank_before][(x >> place) & 0xff];
 }
 
 }  // namespace rank_select
 
-// A read-only view of a table in the rank-select layout (see top). The words must outlive it.
+// A read-only view of a table in the rank-select layout (see top). The words must outlive it, and
+// start on a 64-byte boundary for a lookup to read one line (a loaded index's sections do).
 class rank_select_table {
   public:
     rank_select_table() = default;
@@ -154,8 +180,11 @@ class rank_select_table {
         geometry_ = geometry::with_slots(s.canonical_slots, s.remainder_bits);
         space_ = geometry_.fingerprint_space();
         remainder_mask_ = geometry_.remainder_mask();
-        block_words_ = s.block_words();
+        fields_ = {s.block_slots(), s.remainder_bits};
         blocks_ = s.blocks();
+        // ceil(2^64 / s): q * magic >> 64 == q / s for every q < 2^41 (the error, below
+        // q / 2^64, stays under the 1 / s gap to the next integer).
+        block_magic_ = ~uint64_t{0} / fields_.s + 1;
     }
 
     rank_select::shape const& shape() const noexcept { return shape_; }
@@ -170,15 +199,9 @@ class rank_select_table {
                            std::log1p(-1.0 / static_cast<double>(geometry_.fingerprint_space())));
     }
 
-    // The cache lines a lookup of h reads first: its block's header and the line holding its
-    // canonical slot's remainder (usually where its run is).
+    // The line a lookup of h reads first: its canonical slot's block.
     void prefetch(uint64_t h) const noexcept {
-        uint64_t const q = fingerprint(h) >> geometry_.remainder_bits;
-        uint64_t const* blk = block(q / rank_select::block_slots);
-        prefetch_for_read(blk);
-        unsigned const bit = static_cast<unsigned>(q % rank_select::block_slots) *
-                             geometry_.remainder_bits;
-        prefetch_for_read(blk + rank_select::header_words + bit / 64);
+        prefetch_for_read(block(block_of(fingerprint(h) >> geometry_.remainder_bits)));
     }
 
     bool contains(uint64_t h) const noexcept {
@@ -187,27 +210,35 @@ class rank_select_table {
     }
 
     bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
-        size_t const b = static_cast<size_t>(q / rank_select::block_slots);
-        unsigned const j = static_cast<unsigned>(q % rank_select::block_slots);
+        unsigned const s = fields_.s;
+        size_t const b = block_of(q);
+        auto const j = static_cast<unsigned>(q - b * s);
         uint64_t const* blk = block(b);
-        uint64_t const occupieds = blk[1];
+        uint64_t const occupieds = rank_select::get_bits(blk, fields_.occupieds(), s);
         if (!((occupieds >> j) & 1)) return false;
         // d >= 1: the occupied quotients of this block up to and including q.
         auto const d = static_cast<unsigned>(std::popcount(occupieds & (~uint64_t{0} >> (63 - j))));
-        uint64_t const offset = blk[0];
-        if (offset > rank_select::max_scan_blocks * rank_select::block_slots) return false;
-        uint64_t const first = b * uint64_t{rank_select::block_slots} + offset;  // E_b
+        uint64_t const offset = blk[0] & rank_select::max_offset;
+        uint64_t const first = b * uint64_t{s} + offset;  // E_b
         // Select the d-th runend at or after E_b, remembering the one before it.
-        size_t x_blk = static_cast<size_t>(first / rank_select::block_slots);
-        if (x_blk >= blocks_) return false;
-        uint64_t bits = block(x_blk)[2] & (~uint64_t{0} << (first % rank_select::block_slots));
+        // The offset may point past block b; usually it does not, and a division costs more
+        // than the rest of the lookup's arithmetic.
+        size_t x_blk = b;
+        auto from = static_cast<unsigned>(offset);
+        if (offset >= s) {
+            x_blk += static_cast<size_t>(offset / s);
+            from = static_cast<unsigned>(offset % s);
+            if (x_blk >= blocks_) return false;
+        }
+        uint64_t bits = rank_select::get_bits(block(x_blk), fields_.runends(), s) &
+                        (~uint64_t{0} << from);
         unsigned remaining = d;
         uint64_t previous_end = 0;  // valid when d >= 2
         uint64_t end;
         for (size_t steps = 0;;) {
             auto const c = static_cast<unsigned>(std::popcount(bits));
             if (c >= remaining) {
-                uint64_t const base = x_blk * uint64_t{rank_select::block_slots};
+                uint64_t const base = x_blk * uint64_t{s};
                 unsigned const bit = rank_select::select_bit(bits, remaining);
                 end = base + bit;
                 // The runend before it: the highest one below it in this word, if any (one
@@ -218,23 +249,28 @@ class rank_select_table {
                 break;
             }
             if (c != 0)
-                previous_end = x_blk * uint64_t{rank_select::block_slots} + 63 -
+                previous_end = x_blk * uint64_t{s} + 63 -
                                static_cast<unsigned>(std::countl_zero(bits));
             remaining -= c;
             if (++x_blk >= blocks_ || ++steps > rank_select::max_scan_blocks) return false;
-            bits = block(x_blk)[2];
+            bits = rank_select::get_bits(block(x_blk), fields_.runends(), s);
         }
-        uint64_t start = d == 1 ? std::max(q, first) : std::max(q, previous_end + 1);
+        uint64_t const start = d == 1 ? std::max(q, first) : std::max(q, previous_end + 1);
+        if (start > end) return false;  // only in damaged words
         // The run is sorted: stop at the first remainder >= x.
-        unsigned const r = geometry_.remainder_bits;
-        for (; start <= end; ++start) {
-            uint64_t const* area = block(static_cast<size_t>(start / rank_select::block_slots)) +
-                                   rank_select::header_words;
-            uint64_t const v = rank_select::remainder_at(
-                area, static_cast<unsigned>(start % rank_select::block_slots), r);
+        size_t rb = block_of(start);
+        auto k = static_cast<unsigned>(start - rb * s);
+        uint64_t const* rblk = block(rb);
+        for (uint64_t p = start;; ++p) {
+            uint64_t const v =
+                rank_select::get_bits(rblk, fields_.remainder(k), fields_.r);
             if (v >= x) return v == x;
+            if (p == end) return false;
+            if (++k == s) {
+                k = 0;
+                rblk = block(++rb);  // rb <= end's block: inside the words
+            }
         }
-        return false;
     }
 
     // Calls f(fingerprint) for every stored fingerprint in increasing order. Throws
@@ -243,15 +279,17 @@ class rank_select_table {
     template <typename F>
     void for_each_fingerprint(F&& f) const {
         std::deque<uint64_t> open;  // occupied quotients whose run has not ended, in order
-        unsigned const r = geometry_.remainder_bits;
+        unsigned const s = fields_.s;
         uint64_t last_fp = 0;
         bool any = false;
         uint64_t seen = 0;
         for (size_t b = 0; b < blocks_; ++b) {
             uint64_t const* blk = block(b);
-            for (unsigned j = 0; j < rank_select::block_slots; ++j) {
-                uint64_t const i = b * uint64_t{rank_select::block_slots} + j;
-                bool const occupied = (blk[1] >> j) & 1, runend = (blk[2] >> j) & 1;
+            uint64_t const occupieds = rank_select::get_bits(blk, fields_.occupieds(), s);
+            uint64_t const runends = rank_select::get_bits(blk, fields_.runends(), s);
+            for (unsigned j = 0; j < s; ++j) {
+                uint64_t const i = b * uint64_t{s} + j;
+                bool const occupied = (occupieds >> j) & 1, runend = (runends >> j) & 1;
                 if (occupied) {
                     if (i >= shape_.canonical_slots)
                         throw std::invalid_argument("rank-select table: occupied overflow slot");
@@ -266,10 +304,10 @@ class rank_select_table {
                     throw std::invalid_argument("rank-select table: run past the last slot");
                 uint64_t const q = open.front();
                 uint64_t const fp = geometry_.fingerprint_of(
-                    q, rank_select::remainder_at(blk + rank_select::header_words, j, r));
+                    q, rank_select::get_bits(blk, fields_.remainder(j), fields_.r));
                 if (any && fp <= last_fp)
                     throw std::invalid_argument("rank-select table: fingerprints out of order");
-                if (b - q / rank_select::block_slots > rank_select::max_scan_blocks)
+                if (b - block_of(q) > rank_select::max_scan_blocks)
                     throw std::invalid_argument("rank-select table: run too far from its slot");
                 any = true;
                 last_fp = fp;
@@ -284,7 +322,13 @@ class rank_select_table {
     }
 
   private:
-    uint64_t const* block(size_t b) const noexcept { return words_.data() + b * block_words_; }
+    uint64_t const* block(size_t b) const noexcept {
+        return words_.data() + b * rank_select::block_words;
+    }
+    size_t block_of(uint64_t slot) const noexcept {
+        __extension__ using u128 = unsigned __int128;
+        return static_cast<size_t>((static_cast<u128>(slot) * block_magic_) >> 64);
+    }
     // geometry_.fingerprint(h) with M precomputed (it is on every lookup's path twice).
     uint64_t fingerprint(uint64_t h) const noexcept {
         __extension__ using u128 = unsigned __int128;
@@ -293,10 +337,11 @@ class rank_select_table {
 
     rank_select::shape shape_{};
     qf::geometry geometry_{};
-    uint64_t space_ = 0, remainder_mask_ = 0;
+    uint64_t space_ = 0, remainder_mask_ = 0, block_magic_ = 0;
+    rank_select::fields fields_{};
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
-    size_t block_words_ = 0, blocks_ = 0;
+    size_t blocks_ = 0;
 };
 
 // Writes a table of the sequential 3-status-bit layout (core/qf/sequential.hpp; read and write
@@ -309,13 +354,14 @@ class rank_select_table {
 template <typename SlotAt, typename Emit>
 uint64_t write_rank_select(rank_select::shape const& s, SlotAt&& next_slot, Emit&& emit) {
     s.validate();
-    size_t const bw = s.block_words(), blocks = s.blocks();
-    unsigned const r = s.remainder_bits;
+    constexpr size_t bw = rank_select::block_words;
+    size_t const blocks = s.blocks();
+    rank_select::fields const at{s.block_slots(), s.remainder_bits};
     // Blocks from `first_kept` on, not yet emitted: a block waits until its offset is known.
     std::vector<uint64_t> kept;
     size_t first_kept = 0;
-    std::deque<uint64_t> open;                              // quotients whose run is open
-    std::deque<std::pair<size_t, uint64_t>> waiting;        // (block, quotient its E_b ends)
+    std::deque<uint64_t> open;                        // quotients whose run is open
+    std::deque<std::pair<size_t, uint64_t>> waiting;  // (block, quotient its E_b ends)
     constexpr size_t flush_blocks = 8192;
     auto flush = [&](size_t upto) {  // emits blocks [first_kept, upto)
         if (upto <= first_kept) return;
@@ -329,10 +375,12 @@ uint64_t write_rank_select(rank_select::shape const& s, SlotAt&& next_slot, Emit
     };
     uint64_t elements = 0;
     uint64_t next = s.total_slots > 0 ? ll::normalized(next_slot()) : 0;
-    for (uint64_t i = 0; i < uint64_t{blocks} * rank_select::block_slots; ++i) {
-        size_t const b = static_cast<size_t>(i / rank_select::block_slots);
-        unsigned const j = static_cast<unsigned>(i % rank_select::block_slots);
-        if (j == 0) {
+    size_t b = 0;
+    unsigned j = at.s;  // opens block 0 at the first slot
+    for (uint64_t i = 0; i < uint64_t{blocks} * at.s; ++i) {
+        if (++j >= at.s) {
+            j = 0;
+            b = static_cast<size_t>(i / at.s);
             if (b - first_kept >= flush_blocks)
                 flush(waiting.empty() ? b : std::min(b, waiting.front().first));
             kept.resize(kept.size() + bw, 0);
@@ -344,7 +392,7 @@ uint64_t write_rank_select(rank_select::shape const& s, SlotAt&& next_slot, Emit
         if (i >= s.total_slots) continue;
         if (v & status::occupied) {
             if (i >= s.canonical_slots) throw bad("occupied bit on an overflow slot");
-            blk[1] |= uint64_t{1} << j;
+            rank_select::or_bits(blk, at.occupieds() + j, 1, 1);
             open.push_back(i);
         }
         if ((v & status::mask) == status::empty) {
@@ -352,19 +400,22 @@ uint64_t write_rank_select(rank_select::shape const& s, SlotAt&& next_slot, Emit
             continue;
         }
         if (open.empty()) throw bad("an element outside any run");
-        rank_select::put_remainder(blk + rank_select::header_words, j, r, v >> 3);
+        rank_select::or_bits(blk, at.remainder(j), at.r, v >> 3);
         ++elements;
         bool const run_ends =
             (next & status::mask) == status::empty || !(next & status::continuation);
         if (!run_ends) continue;
-        blk[2] |= uint64_t{1} << j;
+        rank_select::or_bits(blk, at.runends() + j, 1, 1);
         uint64_t const q = open.front();
         open.pop_front();
-        if (b - q / rank_select::block_slots > rank_select::max_scan_blocks)
+        if (b - q / at.s > rank_select::max_scan_blocks)
             throw bad("a run ends too far from its canonical slot for the rank-select layout");
         while (!waiting.empty() && waiting.front().second == q) {
             size_t const wb = waiting.front().first;
-            kept[(wb - first_kept) * bw] = i + 1 - wb * uint64_t{rank_select::block_slots};
+            uint64_t const offset = i + 1 - wb * uint64_t{at.s};
+            if (offset > rank_select::max_offset)
+                throw bad("a block's offset exceeds the rank-select layout's 16 bits");
+            kept[(wb - first_kept) * bw] |= offset;
             waiting.pop_front();
         }
     }

@@ -102,6 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
                       case_t{{12, 11}, 0.99}, case_t{qf::geometry::with_slots(3000, 7), 0.95},
                       case_t{qf::geometry::with_slots(4032, 1), 0.9},
                       case_t{qf::geometry::with_slots(1000, 50), 0.95},
+                      case_t{qf::geometry::with_slots(100, 56), 0.99},
                       case_t{{6, 3}, 0.95},
                       // More than one flush of 8192 blocks, with offsets pending across flushes.
                       case_t{{20, 9}, 0.97}));
@@ -115,13 +116,16 @@ TEST(rank_select, empty_table_answers_nothing) {
     for (int i = 0; i < 10000; ++i) EXPECT_FALSE(t.contains(rng()));
 }
 
-TEST(rank_select, every_bit_is_used) {
-    // 64 slots of r + 3 bits per block: 14 bits per slot at r = 11, against 16 in the concurrent
-    // layout (4 slots of 14 bits per word).
+TEST(rank_select, a_block_is_one_cache_line) {
+    // r = 11: 38 slots of 13 bits and a 16-bit offset in 512 bits, 13.5 bits per slot, against
+    // 16 in the concurrent layout (4 slots of 14 bits per 64-bit word).
     qf::rank_select::shape const s{1u << 20, (1u << 20) + (1u << 14) + 64, 11};
-    EXPECT_EQ(s.block_words(), 14u);
-    EXPECT_DOUBLE_EQ(static_cast<double>(s.words() * 64) / static_cast<double>(s.blocks() * 64),
-                     14.0 * 64 / 64);
+    EXPECT_EQ(s.block_slots(), 38u);
+    EXPECT_EQ(s.words(), s.blocks() * 8);
+    EXPECT_EQ(qf::rank_select::slots_per_block(1), 64u);   // capped: one word of occupied bits
+    EXPECT_EQ(qf::rank_select::slots_per_block(61), 7u);
+    for (unsigned r = 1; r <= 61; ++r)
+        EXPECT_LE(16 + (r + 2) * qf::rank_select::slots_per_block(r), 512u) << r;
 }
 
 TEST(rank_select, refuses_words_that_do_not_match_the_shape) {
@@ -165,7 +169,8 @@ TEST(rank_select, damaged_words_never_crash_or_hang_a_lookup) {
                 w = round == 0 ? ~uint64_t{0} : round == 1 ? rng() : rng() & rng() & rng();
             }
             if (round == 3)
-                for (size_t b = 0; b < s.blocks(); ++b) words[b * s.block_words()] = rng() % 300;
+                for (size_t b = 0; b < s.blocks(); ++b)
+                    words[b * qf::rank_select::block_words] = (words[b * 8] & ~uint64_t{0xffff}) | rng() % 2000;
             rank_select_table const t(s, words, 100);
             size_t yes = 0;
             for (int i = 0; i < 20000; ++i) yes += t.contains(rng());
