@@ -61,8 +61,9 @@ md.append(f"# qmer vs BBDuk, KMC, Jellyfish - {meta['date']}\n")
 loads = [float(r["load1"]) for r in rows]
 md.append(
     f"Machine: {meta['cpu']}, {meta['cores']} cores; threads: {meta['threads']}; repetitions: {meta['reps']} "
-    f"(interleaved, medians shown); 1-min load average during the runs: median {statistics.median(loads):.1f} "
-    f"(min {min(loads):.1f}, max {max(loads):.1f}; other engineers' builds shared the machine).\n"
+    f"(interleaved, medians shown); 1-min load average during the runs (the tools' own threads count): median {statistics.median(loads):.1f} "
+    f"(min {min(loads):.1f}, max {max(loads):.1f}; a load above the threads used means other work "
+    f"shared the machine).\n"
 )
 md.append(
     f"Reference \"big\": {meta['big_files']} genome files, {int(meta['big_bases']):,} bp, {distinct:,} distinct "
