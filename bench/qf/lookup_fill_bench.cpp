@@ -14,6 +14,9 @@
 //
 // Keys are splitmix64 of a counter (bench/qf/harness.hpp). One thread. Usage:
 //   qf_lookup_fill_bench [--q 26] [--r 11] [--queries 2000000] [--csv FILE]
+//   qf_lookup_fill_bench --limit-bytes N [--queries 20000000]
+// The second form prints only the memory limit for an array of N bytes on huge pages (ns per
+// batched random 8-byte load, fastest of 3): what bench/scale compares its per-k-mer costs with.
 
 #include <sys/mman.h>
 
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
     unsigned q = 26, r = 11;
     size_t queries = 2000000;
     std::string csv_path;
+    size_t limit_bytes = 0;
     for (int i = 1; i < argc; ++i) {
         std::string const a = argv[i];
         auto next = [&] { return i + 1 < argc ? argv[++i] : (std::exit(2), argv[0]); };
@@ -95,10 +99,26 @@ int main(int argc, char** argv) {
         else if (a == "--r") r = static_cast<unsigned>(std::atoi(next()));
         else if (a == "--queries") queries = std::strtoull(next(), nullptr, 10);
         else if (a == "--csv") csv_path = next();
+        else if (a == "--limit-bytes") limit_bytes = std::strtoull(next(), nullptr, 10);
         else {
             std::fprintf(stderr, "usage: %s [--q Q] [--r R] [--queries N] [--csv FILE]\n", argv[0]);
             return 2;
         }
+    }
+    if (limit_bytes != 0) {
+        huge_words array(limit_bytes / 8);
+        for (size_t i = 0; i < array.size(); ++i) array.data()[i] = i;
+        std::vector<uint64_t> positions(queries);
+        for (size_t i = 0; i < queries; ++i) positions[i] = mix(i) % array.size();
+        double best = 1e18;
+        size_t found = 0;
+        uint64_t const* base = array.data();
+        for (int rep = 0; rep < 3; ++rep)
+            best = std::min(best, batched_ns(positions,
+                                             [&](uint64_t p) { prefetch_for_read(base + p); },
+                                             [&](uint64_t p) { return base[p] == 42; }, found));
+        std::printf("limit_bytes,limit_ns\n%zu,%.2f\n", limit_bytes, best);
+        return 0;
     }
     qf::geometry const g{q, r};
     double const fills[] = {0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95};
@@ -170,7 +190,7 @@ int main(int argc, char** argv) {
             uint64_t const* base = rs_words.data();
             best_limit = std::min(
                 best_limit,
-                batched_ns(positions, [&](uint64_t p) { __builtin_prefetch(base + p, 0, 3); },
+                batched_ns(positions, [&](uint64_t p) { prefetch_for_read(base + p); },
                            [&](uint64_t p) { return base[p] == 42; }, found));
         }
         row("%.2f,concurrent,%.2f,%.2f,%.2f,%zu\n", fill, best_present[0], best_absent[0],
