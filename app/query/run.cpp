@@ -98,7 +98,7 @@ std::string mate_path(std::string const& path, int mate) {
 // before any output is made final; it may throw to refuse them (a failed index checksum).
 template <typename Filter>
 void query_with_filter(query_options const& o, io::index_file const& index, unsigned threads,
-                       Filter const& filter, progress_meter& progress,
+                       read_source& source, Filter const& filter, progress_meter& progress,
                        std::function<void()> const& before_commit) {
     auto const& header = index.header();
 
@@ -121,10 +121,6 @@ void query_with_filter(query_options const& o, io::index_file const& index, unsi
 
     index_description const described{index.path(), header.k,        header.filter,
                                       header.fpr,   header.elements, header.hash_seed};
-    // 1 MB of sequence per batch (~7,000 reads of 150 bp): per-batch costs stay negligible, and
-    // the 2t + 1 batches in flight (with their output text) keep peak memory small.
-    read_source source(
-        o, {.decompression_threads = threads > 1 ? threads : 0, .batch_bytes = size_t{1} << 20});
     bool const two_files = o.reads.size() == 2;
     bool const paired = source.paired();
 
@@ -264,13 +260,14 @@ void query_with_filter(query_options const& o, io::index_file const& index, unsi
 
 // Filters of the older formats and the other kinds: loaded into their own memory, frozen.
 template <filter_kind Kind>
-void query_with(query_options const& o, io::index_file& index, unsigned threads) {
+void query_with(query_options const& o, io::index_file& index, unsigned threads,
+                read_source& source) {
     progress_meter progress("qmer query", o.quiet);
     auto const filter = filter_codec<Kind>::load(index);
     index.release_sections();  // the filter holds its own copy now
     // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
     if constexpr (requires { filter->freeze(); }) filter->freeze();
-    query_with_filter(o, index, threads, *filter, progress, [] {});
+    query_with_filter(o, index, threads, source, *filter, progress, [] {});
 }
 
 // The default filter in format 3: answered in place from the file's bytes, mapped (--mmap: the
@@ -280,10 +277,10 @@ void query_with(query_options const& o, io::index_file& index, unsigned threads)
 // output before it is made final (a damaged word can give wrong answers, never a hang or crash:
 // core/qf/rank_select.hpp).
 void query_in_place(query_options const& o, io::index_file const& index,
-                    qf::rank_select_levels const& levels, unsigned threads) {
+                    qf::rank_select_levels const& levels, unsigned threads, read_source& source) {
     progress_meter progress("qmer query", o.quiet);
     auto checksum = std::async(std::launch::async, [&index] { index.check_checksum(); });
-    query_with_filter(o, index, threads, levels, progress, [&] { checksum.get(); });
+    query_with_filter(o, index, threads, source, levels, progress, [&] { checksum.get(); });
 }
 
 }  // namespace
@@ -294,6 +291,12 @@ void run_query(query_options const& o) {
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);
+    // The reads are opened first: a missing or unreadable reads file is reported at once, not
+    // after a host-sized index has been read (seconds). 1 MB of sequence per batch (~7,000 reads
+    // of 150 bp): per-batch costs stay negligible, and the 2t + 1 batches in flight (with their
+    // output text) keep peak memory small.
+    read_source source(
+        o, {.decompression_threads = threads > 1 ? threads : 0, .batch_bytes = size_t{1} << 20});
     io::index_file index(o.index, io::index_check::deferred);
     filter_kind const kind = filter_kind_of_index(index);
     std::optional<qf::rank_select_levels> levels;
@@ -305,7 +308,7 @@ void run_query(query_options const& o) {
     }
     if (levels) {
         if (o.mmap) {
-            query_in_place(o, index, *levels, threads);
+            query_in_place(o, index, *levels, threads, source);
         } else {
             // The same file again, read into huge pages (io::index_memory): at most one copy
             // lives at a time, as the mapping above is dropped first.
@@ -315,14 +318,14 @@ void run_query(query_options const& o) {
             index.check_checksum();  // summed while it was read: refuse before any lookup
             levels = rank_select_levels_of(index);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
-            query_in_place(o, index, *levels, threads);
+            query_in_place(o, index, *levels, threads, source);
         }
         return;
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.
     index.check_checksum();
     visit_filter_kind(
-        kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads); });
+        kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads, source); });
 }
 
 }  // namespace qmer::app
