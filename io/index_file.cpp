@@ -6,9 +6,9 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -173,7 +173,7 @@ void index_writer::add_section(std::span<uint64_t const> params, std::span<uint6
 }
 
 void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_count,
-                                std::function<void(word_sink const&)> const& fill) {
+                               std::function<void(word_sink const&)> const& fill) {
     impl_->write_value<uint64_t>(section_tag);
     impl_->write_value<uint64_t>(params.size());
     impl_->write(params.data(), params.size_bytes());
@@ -272,7 +272,8 @@ index_file::index_file(std::string path, index_check check, index_memory memory)
         // A header or section table that does not parse: with the checksum deferred, say whether
         // the file was damaged after it was written (the usual cause), as a check at open would.
         try {
-            if (header_bytes > size_ - prefix_bytes - trailer_bytes) throw fail("damaged index header");
+            if (header_bytes > size_ - prefix_bytes - trailer_bytes)
+                throw fail("damaged index header");
 
             header_ = decode_header(bytes + prefix_bytes, header_bytes, version, path_);
             size_t offset = (prefix_bytes + header_bytes + 7) / 8 * 8;
@@ -284,7 +285,8 @@ index_file::index_file(std::string path, index_check check, index_memory memory)
                 return w;
             };
             for (uint64_t s = 0; s < section_count; ++s) {
-                if (read_word(offset) != section_tag) throw fail("damaged index (bad section marker)");
+                if (read_word(offset) != section_tag)
+                    throw fail("damaged index (bad section marker)");
                 uint64_t const n_params = read_word(offset + 8);
                 offset += 16;
                 if (n_params > (end - offset) / 8) throw fail("damaged index (bad section)");
@@ -301,7 +303,8 @@ index_file::index_file(std::string path, index_check check, index_memory memory)
                 offset += 8 * n_words;
                 sections_.push_back(std::move(view));
             }
-            if (offset != end) throw fail("damaged index (unexpected bytes after the last section)");
+            if (offset != end)
+                throw fail("damaged index (unexpected bytes after the last section)");
         } catch (index_error const&) {
             if (check == index_check::deferred) check_checksum();
             throw;
@@ -321,8 +324,8 @@ void index_file::copy_to_huge_pages(int fd) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region_ == MAP_FAILED) {
         region_ = nullptr;
-        throw index_error("'" + path_ + "': cannot allocate memory for the index: " +
-                          std::strerror(errno));
+        throw index_error("'" + path_ +
+                          "': cannot allocate memory for the index: " + std::strerror(errno));
     }
     auto const base = (reinterpret_cast<uintptr_t>(region_) + huge - 1) / huge * huge;
     map_ = reinterpret_cast<void*>(base);
@@ -349,7 +352,8 @@ void index_file::copy_to_huge_pages(int fd) {
                               (err ? std::strerror(err) : "the file shrank while read"));
         }
         if (done < summed)
-            XXH3_64bits_update(state, out + done, std::min(summed, done + static_cast<size_t>(n)) - done);
+            XXH3_64bits_update(state, out + done,
+                               std::min(summed, done + static_cast<size_t>(n)) - done);
         done += static_cast<size_t>(n);
     }
     uint64_t stored = 0;

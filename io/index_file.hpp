@@ -125,7 +125,7 @@ class index_file {
     size_t size_ = 0;
     void* region_ = nullptr;  // what to unmap: the mapping, or the huge-page copy's region
     size_t region_bytes_ = 0;
-    uint64_t device_ = 0, inode_ = 0;  // the file mapped (the sum reads it again by name)
+    uint64_t device_ = 0, inode_ = 0;         // the file mapped (the sum reads it again by name)
     std::optional<bool> copied_sum_matches_;  // huge_pages: the checksum, computed while copying
     void unmap() noexcept;
     void copy_to_huge_pages(int fd);

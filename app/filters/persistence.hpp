@@ -133,10 +133,9 @@ struct filter_state<qf::expandable_filter> {
         w.add_section(a[0].params, a[0].words);
         for (size_t j = 1; j < a.size(); ++j) {
             auto const& level = f.level(static_cast<unsigned>(j - 1));
-            w.add_section(a[j].params, qf::rank_select_shape_of(level).words(),
-                          [&](io::index_writer::word_sink const& put) {
-                              qf::write_rank_select(level, put);
-                          });
+            w.add_section(
+                a[j].params, qf::rank_select_shape_of(level).words(),
+                [&](io::index_writer::word_sink const& put) { qf::write_rank_select(level, put); });
         }
     }
     static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
@@ -171,12 +170,12 @@ struct filter_state<qf::expandable_filter> {
     static qf::rank_select_table rank_select_level(filter_array const& a, size_t level) {
         auto const& p = a.params;
         std::string const what = "expandable filter level " + std::to_string(level);
-        if (!is_rank_select_level(p)) throw std::invalid_argument(what + ": not a rank-select level");
+        if (!is_rank_select_level(p))
+            throw std::invalid_argument(what + ": not a rank-select level");
         if (p[0] < 1 || p[0] > 40 || p[1] < 1 || p[1] > 61 || p[0] + p[1] > 63 || p[4] < 1 ||
             qf::geometry::with_slots(p[4], 1).quotient_bits != p[0])
             throw std::invalid_argument(what + ": bad geometry");
-        return qf::rank_select_table(
-            {p[4], p[2], static_cast<unsigned>(p[1])}, a.words, p[3]);
+        return qf::rank_select_table({p[4], p[2], static_cast<unsigned>(p[1])}, a.words, p[3]);
     }
 };
 

@@ -21,11 +21,11 @@ struct index_options {
     unsigned threads = 0;  // 0: all cores
     double fpr = 0.001;    // false-positive bound per k-mer
     std::string filter = "expandable";
-    bool cascading = false;  // expandable filter: cascading inserts (bench/qf/GROWING.md)
+    bool cascading = false;      // expandable filter: cascading inserts (bench/qf/GROWING.md)
     double fill = default_fill;  // expandable filter: how full a counted first level ends
-    uint64_t expected = 0;   // expected distinct k-mers; 0 = unknown
-    uint64_t seed = 0;       // XXH3 seed stored in the index
-    bool append = false;     // add references to an existing expandable index
+    uint64_t expected = 0;       // expected distinct k-mers; 0 = unknown
+    uint64_t seed = 0;           // XXH3 seed stored in the index
+    bool append = false;         // add references to an existing expandable index
     bool quiet = false;
     std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)

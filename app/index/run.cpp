@@ -339,8 +339,7 @@ void build_index(index_options const& o, unsigned threads) {
     // What the user keeps: the file (the saved layout can be smaller than the filter in memory).
     std::error_code size_error;
     auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
-    double const bytes =
-        size_error ? static_cast<double>(filter->memory_bytes()) : file_bytes;
+    double const bytes = size_error ? static_cast<double>(filter->memory_bytes()) : file_bytes;
     char extra[256];
     std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)",
                   human_count(static_cast<double>(counts.kmers.load()), "").c_str(),

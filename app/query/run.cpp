@@ -324,8 +324,9 @@ void run_query(query_options const& o) {
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.
     index.check_checksum();
-    visit_filter_kind(
-        kind, [&](auto kind_constant) { query_with<kind_constant.value>(o, index, threads, source); });
+    visit_filter_kind(kind, [&](auto kind_constant) {
+        query_with<kind_constant.value>(o, index, threads, source);
+    });
 }
 
 }  // namespace qmer::app

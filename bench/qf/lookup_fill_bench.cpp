@@ -95,11 +95,16 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string const a = argv[i];
         auto next = [&] { return i + 1 < argc ? argv[++i] : (std::exit(2), argv[0]); };
-        if (a == "--q") q = static_cast<unsigned>(std::atoi(next()));
-        else if (a == "--r") r = static_cast<unsigned>(std::atoi(next()));
-        else if (a == "--queries") queries = std::strtoull(next(), nullptr, 10);
-        else if (a == "--csv") csv_path = next();
-        else if (a == "--limit-bytes") limit_bytes = std::strtoull(next(), nullptr, 10);
+        if (a == "--q")
+            q = static_cast<unsigned>(std::atoi(next()));
+        else if (a == "--r")
+            r = static_cast<unsigned>(std::atoi(next()));
+        else if (a == "--queries")
+            queries = std::strtoull(next(), nullptr, 10);
+        else if (a == "--csv")
+            csv_path = next();
+        else if (a == "--limit-bytes")
+            limit_bytes = std::strtoull(next(), nullptr, 10);
         else {
             std::fprintf(stderr, "usage: %s [--q Q] [--r R] [--queries N] [--csv FILE]\n", argv[0]);
             return 2;
@@ -114,9 +119,9 @@ int main(int argc, char** argv) {
         size_t found = 0;
         uint64_t const* base = array.data();
         for (int rep = 0; rep < 3; ++rep)
-            best = std::min(best, batched_ns(positions,
-                                             [&](uint64_t p) { prefetch_for_read(base + p); },
-                                             [&](uint64_t p) { return base[p] == 42; }, found));
+            best = std::min(best, batched_ns(
+                                      positions, [&](uint64_t p) { prefetch_for_read(base + p); },
+                                      [&](uint64_t p) { return base[p] == 42; }, found));
         std::printf("limit_bytes,limit_ns\n%zu,%.2f\n", limit_bytes, best);
         return 0;
     }
@@ -173,25 +178,28 @@ int main(int argc, char** argv) {
             size_t found = 0;
             // The concurrent layout as the old query path read it.
             best_present[0] = std::min(
-                best_present[0],
-                batched_ns(present, [&](uint64_t h) { ll.prefetch(h); },
-                           [&](uint64_t h) { return ll.contains_final(h); }, found));
+                best_present[0], batched_ns(
+                                     present, [&](uint64_t h) { ll.prefetch(h); },
+                                     [&](uint64_t h) { return ll.contains_final(h); }, found));
             if (found != queries) return std::fprintf(stderr, "false negative (concurrent)\n"), 1;
-            best_absent[0] = std::min(
-                best_absent[0], batched_ns(absent, [&](uint64_t h) { ll.prefetch(h); },
-                                           [&](uint64_t h) { return ll.contains_final(h); }, found));
-            best_present[1] = std::min(
-                best_present[1], batched_ns(present, [&](uint64_t h) { rs.prefetch(h); },
-                                            [&](uint64_t h) { return rs.contains(h); }, found));
+            best_absent[0] = std::min(best_absent[0],
+                                      batched_ns(
+                                          absent, [&](uint64_t h) { ll.prefetch(h); },
+                                          [&](uint64_t h) { return ll.contains_final(h); }, found));
+            best_present[1] =
+                std::min(best_present[1], batched_ns(
+                                              present, [&](uint64_t h) { rs.prefetch(h); },
+                                              [&](uint64_t h) { return rs.contains(h); }, found));
             if (found != queries) return std::fprintf(stderr, "false negative (rank-select)\n"), 1;
-            best_absent[1] = std::min(
-                best_absent[1], batched_ns(absent, [&](uint64_t h) { rs.prefetch(h); },
-                                           [&](uint64_t h) { return rs.contains(h); }, found));
+            best_absent[1] =
+                std::min(best_absent[1], batched_ns(
+                                             absent, [&](uint64_t h) { rs.prefetch(h); },
+                                             [&](uint64_t h) { return rs.contains(h); }, found));
             uint64_t const* base = rs_words.data();
-            best_limit = std::min(
-                best_limit,
-                batched_ns(positions, [&](uint64_t p) { prefetch_for_read(base + p); },
-                           [&](uint64_t p) { return base[p] == 42; }, found));
+            best_limit = std::min(best_limit,
+                                  batched_ns(
+                                      positions, [&](uint64_t p) { prefetch_for_read(base + p); },
+                                      [&](uint64_t p) { return base[p] == 42; }, found));
         }
         row("%.2f,concurrent,%.2f,%.2f,%.2f,%zu\n", fill, best_present[0], best_absent[0],
             best_limit, ll.groups().size_bytes());

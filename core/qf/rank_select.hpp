@@ -23,8 +23,8 @@
 //                             after the runs of every quotient below sb (the slots before E_b
 //                             belong to earlier blocks' quotients)
 //   bits [16, 16 + s)         occupieds: bit j set when quotient sb + j has a run
-//   bits [16 + s, 16 + 2s)    runends: bit j set when slot sb + j holds the last fingerprint of a run
-//   bits [16 + 2s + j r, ...) the remainder of slot sb + j, r bits
+//   bits [16 + s, 16 + 2s)    runends: bit j set when slot sb + j holds the last fingerprint of a
+//   run bits [16 + 2s + j r, ...) the remainder of slot sb + j, r bits
 // (r + 2) s + 16 <= 512 bits: 13.5 bits per slot at r = 11 (against 16 in the concurrent layout's
 // 64-bit groups of 4 slots of 14 bits).
 //
@@ -230,8 +230,8 @@ class rank_select_table {
             from = static_cast<unsigned>(offset % s);
             if (x_blk >= blocks_) return false;
         }
-        uint64_t bits = rank_select::get_bits(block(x_blk), fields_.runends(), s) &
-                        (~uint64_t{0} << from);
+        uint64_t bits =
+            rank_select::get_bits(block(x_blk), fields_.runends(), s) & (~uint64_t{0} << from);
         unsigned remaining = d;
         uint64_t previous_end = 0;  // valid when d >= 2
         uint64_t end;
@@ -249,8 +249,8 @@ class rank_select_table {
                 break;
             }
             if (c != 0)
-                previous_end = x_blk * uint64_t{s} + 63 -
-                               static_cast<unsigned>(std::countl_zero(bits));
+                previous_end =
+                    x_blk * uint64_t{s} + 63 - static_cast<unsigned>(std::countl_zero(bits));
             remaining -= c;
             if (++x_blk >= blocks_ || ++steps > rank_select::max_scan_blocks) return false;
             bits = rank_select::get_bits(block(x_blk), fields_.runends(), s);
@@ -262,8 +262,7 @@ class rank_select_table {
         auto k = static_cast<unsigned>(start - rb * s);
         uint64_t const* rblk = block(rb);
         for (uint64_t p = start;; ++p) {
-            uint64_t const v =
-                rank_select::get_bits(rblk, fields_.remainder(k), fields_.r);
+            uint64_t const v = rank_select::get_bits(rblk, fields_.remainder(k), fields_.r);
             if (v >= x) return v == x;
             if (p == end) return false;
             if (++k == s) {
@@ -472,9 +471,8 @@ uint64_t write_rank_select(locally_locked_filter const& f, Emit&& emit) {
 // std::invalid_argument if the words are not a consistent table of that shape.
 inline std::unique_ptr<locally_locked_filter> thaw_rank_select(rank_select_table const& t,
                                                                growing_policy policy) {
-    auto f = std::make_unique<locally_locked_filter>(t.geometry(),
-                                                     static_cast<size_t>(t.shape().total_slots),
-                                                     policy);
+    auto f = std::make_unique<locally_locked_filter>(
+        t.geometry(), static_cast<size_t>(t.shape().total_slots), policy);
     locally_locked_filter::sorted_append_state st;
     for_each_fingerprint_chunk(t, [&](std::span<uint64_t const> fps) {
         size_t const took = f->append_sorted(fps, st);

@@ -38,8 +38,8 @@ TEST_P(old_indexes, answer_as_the_qmer_that_wrote_them) {
     std::string const name = GetParam();
     auto const index = old_index(name + ".qmer");
     ASSERT_TRUE(std::filesystem::exists(index)) << index;
-    auto const r = qmer({"query", "-q", "-o", "-", index.string(),
-                         data("lambda_reads_1.fq.gz").string()});
+    auto const r =
+        qmer({"query", "-q", "-o", "-", index.string(), data("lambda_reads_1.fq.gz").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string const expected = gunzip(old_index(name + ".reads_1.tsv.gz"));
     ASSERT_FALSE(expected.empty());
@@ -49,7 +49,8 @@ TEST_P(old_indexes, answer_as_the_qmer_that_wrote_them) {
                              data("lambda_reads_1.fq.gz").string()});
     ASSERT_EQ(quick.exit_code, 0) << quick.err;
     size_t matched = 0, quick_matched = 0;
-    for (auto const& [text, count] : {std::pair{body(r.out), &matched}, {body(quick.out), &quick_matched}}) {
+    for (auto const& [text, count] :
+         {std::pair{body(r.out), &matched}, {body(quick.out), &quick_matched}}) {
         std::istringstream in(text);
         std::string line;
         while (std::getline(in, line)) *count += line.ends_with("\t1");
@@ -60,12 +61,14 @@ TEST_P(old_indexes, answer_as_the_qmer_that_wrote_them) {
 TEST_P(old_indexes, append_writes_the_current_format_and_keeps_every_hit) {
     std::string const name = GetParam();
     std::filesystem::copy_file(old_index(name + ".qmer"), dir() / "idx.qmer");
-    write_file("extra.fa", ">extra\nACGTTGCATGCATGCAAAGGGCCCTTTAGGCTAGCTAGGATCCATGACGTAGCTAGGATTACA\n");
+    write_file("extra.fa",
+               ">extra\nACGTTGCATGCATGCAAAGGGCCCTTTAGGCTAGCTAGGATCCATGACGTAGCTAGGATTACA\n");
     auto const a = qmer({"index", "--append", "-q", "-o", "idx.qmer", "extra.fa"});
     ASSERT_EQ(a.exit_code, 0) << a.err;
     auto const info = qmer({"info", "idx.qmer"});
     EXPECT_NE(info.out.find("format version: 3"), std::string::npos) << info.out;
-    auto const r = qmer({"query", "-q", "-o", "-", "idx.qmer", data("lambda_reads_1.fq.gz").string()});
+    auto const r =
+        qmer({"query", "-q", "-o", "-", "idx.qmer", data("lambda_reads_1.fq.gz").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // Per read: the same k-mers, and hits never below the old index's (nothing was lost).
     std::istringstream now(body(r.out)), before(gunzip(old_index(name + ".reads_1.tsv.gz")));

@@ -26,9 +26,7 @@ using qf::rank_select_table;
 struct written {
     std::vector<uint64_t> words;
     uint64_t elements = 0;
-    rank_select_table view() const {
-        return rank_select_table(shape, words, elements);
-    }
+    rank_select_table view() const { return rank_select_table(shape, words, elements); }
     qf::rank_select::shape shape;
 };
 
@@ -102,8 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
                       case_t{{12, 11}, 0.99}, case_t{qf::geometry::with_slots(3000, 7), 0.95},
                       case_t{qf::geometry::with_slots(4032, 1), 0.9},
                       case_t{qf::geometry::with_slots(1000, 50), 0.95},
-                      case_t{qf::geometry::with_slots(100, 56), 0.99},
-                      case_t{{6, 3}, 0.95},
+                      case_t{qf::geometry::with_slots(100, 56), 0.99}, case_t{{6, 3}, 0.95},
                       // More than one flush of 8192 blocks, with offsets pending across flushes.
                       case_t{{20, 9}, 0.97}));
 
@@ -122,7 +119,7 @@ TEST(rank_select, a_block_is_one_cache_line) {
     qf::rank_select::shape const s{1u << 20, (1u << 20) + (1u << 14) + 64, 11};
     EXPECT_EQ(s.block_slots(), 38u);
     EXPECT_EQ(s.words(), s.blocks() * 8);
-    EXPECT_EQ(qf::rank_select::slots_per_block(1), 64u);   // capped: one word of occupied bits
+    EXPECT_EQ(qf::rank_select::slots_per_block(1), 64u);  // capped: one word of occupied bits
     EXPECT_EQ(qf::rank_select::slots_per_block(61), 7u);
     for (unsigned r = 1; r <= 61; ++r)
         EXPECT_LE(16 + (r + 2) * qf::rank_select::slots_per_block(r), 512u) << r;
@@ -170,7 +167,8 @@ TEST(rank_select, damaged_words_never_crash_or_hang_a_lookup) {
             }
             if (round == 3)
                 for (size_t b = 0; b < s.blocks(); ++b)
-                    words[b * qf::rank_select::block_words] = (words[b * 8] & ~uint64_t{0xffff}) | rng() % 2000;
+                    words[b * qf::rank_select::block_words] =
+                        (words[b * 8] & ~uint64_t{0xffff}) | rng() % 2000;
             rank_select_table const t(s, words, 100);
             size_t yes = 0;
             for (int i = 0; i < 20000; ++i) yes += t.contains(rng());
@@ -226,7 +224,7 @@ namespace {
 TEST(rank_select, select_bit_finds_every_set_bit) {
     std::mt19937_64 rng(5);
     for (int round = 0; round < 20000; ++round) {
-        uint64_t const x = round < 64 ? uint64_t{1} << round
+        uint64_t const x = round < 64    ? uint64_t{1} << round
                            : round == 64 ? ~uint64_t{0}
                                          : rng() & (round % 3 ? rng() : ~uint64_t{0});
         unsigned n = 0;
