@@ -14,8 +14,8 @@
 //   --ref OUT.fa         write it as FASTA: records of at most --record-max bases (default
 //                        100,000,000; equal lengths), one sequence line per record
 //   --repetitive         random sequence in which mutated copies of --units (20) repeat units of
-//                        --unit-min..--unit-max (300..6,000) bp, log-uniform lengths, either strand,
-//                        each copy with its own substitution rate in --div-min..--div-max
+//                        --unit-min..--unit-max (300..6,000) bp, log-uniform lengths, either
+//                        strand, each copy with its own substitution rate in --div-min..--div-max
 //                        (0.01..0.03), make up --repeat-fraction (0.5) of the bases
 //   --present OUT.fq     R reads (--reads, default 500,000) of --read-length (150) bp, each from a
 //                        uniform position of a uniform base of the reference (reads never span two
@@ -28,6 +28,7 @@
 // (size / 4 bytes). A summary goes to stderr.
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -35,7 +36,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cerrno>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -76,7 +76,9 @@ struct rng {
         return result;
     }
     // [0, n): multiply-shift (bias below 2^-32 for the n used here)
-    std::uint64_t below(std::uint64_t n) { return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64); }
+    std::uint64_t below(std::uint64_t n) {
+        return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
+    }
     double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
 };
 
@@ -130,7 +132,7 @@ void fill_random(std::vector<std::uint8_t>& bytes, rng& r) {
 
 // Buffered output to PATH.tmp, renamed to PATH by close().
 class out_file {
-public:
+  public:
     explicit out_file(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
         f_ = std::fopen(tmp_.c_str(), "wb");
         if (!f_) throw std::runtime_error("cannot create '" + tmp_ + "': " + std::strerror(errno));
@@ -166,7 +168,7 @@ public:
         std::fprintf(stderr, "make_data: wrote %s (%.1f MB)\n", path_.c_str(), written_ / 1e6);
     }
 
-private:
+  private:
     static constexpr std::size_t kBuf = std::size_t{16} << 20;
     void flush() {
         if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
@@ -201,21 +203,37 @@ std::uint64_t parse_u64(std::string_view name, std::string_view v) {
     std::uint64_t mult = 1;
     if (!v.empty()) {
         switch (v.back()) {
-            case 'k': case 'K': mult = 1000; v.remove_suffix(1); break;
-            case 'm': case 'M': mult = 1000000; v.remove_suffix(1); break;
-            case 'g': case 'G': mult = 1000000000; v.remove_suffix(1); break;
-            default: break;
+            case 'k':
+            case 'K':
+                mult = 1000;
+                v.remove_suffix(1);
+                break;
+            case 'm':
+            case 'M':
+                mult = 1000000;
+                v.remove_suffix(1);
+                break;
+            case 'g':
+            case 'G':
+                mult = 1000000000;
+                v.remove_suffix(1);
+                break;
+            default:
+                break;
         }
     }
     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
     if (ec != std::errc{} || p != v.data() + v.size() || v.empty())
-        throw std::runtime_error("--" + std::string(name) + ": not a non-negative integer: '" + std::string(v) + "'");
+        throw std::runtime_error("--" + std::string(name) + ": not a non-negative integer: '" +
+                                 std::string(v) + "'");
     return x * mult;
 }
 double parse_double(std::string_view name, const char* v) {
     char* end = nullptr;
     const double x = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !(x >= 0)) throw std::runtime_error("--" + std::string(name) + ": not a non-negative number: '" + v + "'");
+    if (end == v || *end != '\0' || !(x >= 0))
+        throw std::runtime_error("--" + std::string(name) + ": not a non-negative number: '" + v +
+                                 "'");
     return x;
 }
 
@@ -225,49 +243,85 @@ options parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string_view a = argv[i];
         if (a == "-h" || a == "--help") {
-            std::fputs("usage: make_data --size BP [--seed S] [--repetitive] [--ref OUT.fa] [--reads R] [--read-seed S]\n"
-                       "                 [--read-length L] [--error E] [--present OUT.fq] [--one OUT.fq] [--absent OUT.fq]\n"
-                       "                 [--absent-seed S] [--record-max BP] [--units N] [--unit-min BP] [--unit-max BP]\n"
-                       "                 [--repeat-fraction F] [--div-min D] [--div-max D]   (see the top of make_data.cpp)\n",
-                       stdout);
+            std::fputs(
+                "usage: make_data --size BP [--seed S] [--repetitive] [--ref OUT.fa] [--reads R] "
+                "[--read-seed S]\n"
+                "                 [--read-length L] [--error E] [--present OUT.fq] [--one OUT.fq] "
+                "[--absent OUT.fq]\n"
+                "                 [--absent-seed S] [--record-max BP] [--units N] [--unit-min BP] "
+                "[--unit-max BP]\n"
+                "                 [--repeat-fraction F] [--div-min D] [--div-max D]   (see the top "
+                "of make_data.cpp)\n",
+                stdout);
             std::exit(0);
         }
-        if (a == "--repetitive") { o.repetitive = true; continue; }
-        if (!a.starts_with("--") || i + 1 >= argc) throw std::runtime_error("unknown or incomplete argument '" + std::string(a) + "'");
+        if (a == "--repetitive") {
+            o.repetitive = true;
+            continue;
+        }
+        if (!a.starts_with("--") || i + 1 >= argc)
+            throw std::runtime_error("unknown or incomplete argument '" + std::string(a) + "'");
         const std::string_view name = a.substr(2);
         const char* v = argv[++i];
-        if (name == "size") { o.size = parse_u64(name, v); have_size = true; }
-        else if (name == "seed") o.seed = parse_u64(name, v);
-        else if (name == "ref") o.ref = v;
-        else if (name == "present") o.present = v;
-        else if (name == "one") o.one = v;
-        else if (name == "absent") o.absent = v;
-        else if (name == "reads") o.reads = parse_u64(name, v);
-        else if (name == "read-seed") o.read_seed = parse_u64(name, v);
-        else if (name == "absent-seed") o.absent_seed = parse_u64(name, v);
-        else if (name == "read-length") o.read_length = parse_u64(name, v);
-        else if (name == "error") o.error = parse_double(name, v);
-        else if (name == "record-max") o.record_max = parse_u64(name, v);
-        else if (name == "units") o.units = parse_u64(name, v);
-        else if (name == "unit-min") o.unit_min = parse_u64(name, v);
-        else if (name == "unit-max") o.unit_max = parse_u64(name, v);
-        else if (name == "repeat-fraction") o.repeat_fraction = parse_double(name, v);
-        else if (name == "div-min") o.div_min = parse_double(name, v);
-        else if (name == "div-max") o.div_max = parse_double(name, v);
-        else throw std::runtime_error("unknown option '" + std::string(a) + "'");
+        if (name == "size") {
+            o.size = parse_u64(name, v);
+            have_size = true;
+        } else if (name == "seed")
+            o.seed = parse_u64(name, v);
+        else if (name == "ref")
+            o.ref = v;
+        else if (name == "present")
+            o.present = v;
+        else if (name == "one")
+            o.one = v;
+        else if (name == "absent")
+            o.absent = v;
+        else if (name == "reads")
+            o.reads = parse_u64(name, v);
+        else if (name == "read-seed")
+            o.read_seed = parse_u64(name, v);
+        else if (name == "absent-seed")
+            o.absent_seed = parse_u64(name, v);
+        else if (name == "read-length")
+            o.read_length = parse_u64(name, v);
+        else if (name == "error")
+            o.error = parse_double(name, v);
+        else if (name == "record-max")
+            o.record_max = parse_u64(name, v);
+        else if (name == "units")
+            o.units = parse_u64(name, v);
+        else if (name == "unit-min")
+            o.unit_min = parse_u64(name, v);
+        else if (name == "unit-max")
+            o.unit_max = parse_u64(name, v);
+        else if (name == "repeat-fraction")
+            o.repeat_fraction = parse_double(name, v);
+        else if (name == "div-min")
+            o.div_min = parse_double(name, v);
+        else if (name == "div-max")
+            o.div_max = parse_double(name, v);
+        else
+            throw std::runtime_error("unknown option '" + std::string(a) + "'");
     }
     const bool need_ref = !o.ref.empty() || !o.present.empty() || !o.one.empty();
-    if (need_ref && !have_size) throw std::runtime_error("--size is required for --ref, --present and --one");
-    if (need_ref && o.size < o.read_length) throw std::runtime_error("--size must be at least --read-length");
+    if (need_ref && !have_size)
+        throw std::runtime_error("--size is required for --ref, --present and --one");
+    if (need_ref && o.size < o.read_length)
+        throw std::runtime_error("--size must be at least --read-length");
     if (o.read_length == 0) throw std::runtime_error("--read-length must be positive");
     if (o.error > 1) throw std::runtime_error("--error must be in [0, 1]");
-    if (o.record_max < o.read_length) throw std::runtime_error("--record-max must be at least --read-length");
+    if (o.record_max < o.read_length)
+        throw std::runtime_error("--record-max must be at least --read-length");
     if (o.repetitive) {
-        if (o.units == 0 || o.unit_min == 0 || o.unit_min > o.unit_max) throw std::runtime_error("bad repeat units");
-        if (!(o.repeat_fraction > 0 && o.repeat_fraction < 1)) throw std::runtime_error("--repeat-fraction must be in (0, 1)");
-        if (o.div_min > o.div_max || o.div_max >= 1) throw std::runtime_error("bad --div-min/--div-max");
+        if (o.units == 0 || o.unit_min == 0 || o.unit_min > o.unit_max)
+            throw std::runtime_error("bad repeat units");
+        if (!(o.repeat_fraction > 0 && o.repeat_fraction < 1))
+            throw std::runtime_error("--repeat-fraction must be in (0, 1)");
+        if (o.div_min > o.div_max || o.div_max >= 1)
+            throw std::runtime_error("bad --div-min/--div-max");
     }
-    if (!need_ref && o.absent.empty()) throw std::runtime_error("nothing to write (--ref, --present, --one or --absent)");
+    if (!need_ref && o.absent.empty())
+        throw std::runtime_error("nothing to write (--ref, --present, --one or --absent)");
     return o;
 }
 
@@ -275,9 +329,11 @@ options parse(int argc, char** argv) {
 // number of bases covered by copies.
 std::uint64_t insert_repeats(packed_seq& seq, const options& o, rng& r) {
     std::vector<std::vector<std::uint8_t>> units(o.units);
-    const double lmin = std::log(static_cast<double>(o.unit_min)), lmax = std::log(static_cast<double>(o.unit_max));
+    const double lmin = std::log(static_cast<double>(o.unit_min)),
+                 lmax = std::log(static_cast<double>(o.unit_max));
     for (auto& u : units) {
-        const auto len = static_cast<std::uint64_t>(std::llround(std::exp(lmin + (lmax - lmin) * r.unit())));
+        const auto len =
+            static_cast<std::uint64_t>(std::llround(std::exp(lmin + (lmax - lmin) * r.unit())));
         u.resize(std::clamp(len, o.unit_min, o.unit_max));
         for (auto& b : u) b = static_cast<std::uint8_t>(r.below(4));
     }
@@ -307,19 +363,24 @@ std::uint64_t insert_repeats(packed_seq& seq, const options& o, rng& r) {
             seq.set(pos + j, b);
         }
         covered += len;
-        pos += len + static_cast<std::uint64_t>(static_cast<double>(u.size()) * gap_scale * r.unit());
+        pos +=
+            len + static_cast<std::uint64_t>(static_cast<double>(u.size()) * gap_scale * r.unit());
     }
     return covered;
 }
 
-std::string fmt_u(std::uint64_t x) { return std::to_string(x); }
+std::string fmt_u(std::uint64_t x) {
+    return std::to_string(x);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) try {
     const options o = parse(argc, argv);
     const auto t0 = std::chrono::steady_clock::now();
-    auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    auto secs = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
     const std::uint64_t L = o.read_length;
     const std::string qual(L, 'I');
 
@@ -335,16 +396,21 @@ int main(int argc, char** argv) try {
         // records: ceil(size / record_max), equal lengths (the first size % n one base longer)
         const std::uint64_t nrec = (o.size + o.record_max - 1) / o.record_max;
         std::vector<std::uint64_t> start(nrec + 1);
-        for (std::uint64_t i = 0; i < nrec; ++i) start[i + 1] = start[i] + o.size / nrec + (i < o.size % nrec ? 1 : 0);
-        std::fprintf(stderr, "make_data: reference %llu bp (%s, seed %llu), %llu records, repeat copies %.1f%% of bases; %.1f s\n",
-                     static_cast<unsigned long long>(o.size), o.repetitive ? "repetitive" : "random",
-                     static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(nrec),
-                     100.0 * static_cast<double>(repeat_bases) / static_cast<double>(o.size), secs());
+        for (std::uint64_t i = 0; i < nrec; ++i)
+            start[i + 1] = start[i] + o.size / nrec + (i < o.size % nrec ? 1 : 0);
+        std::fprintf(
+            stderr,
+            "make_data: reference %llu bp (%s, seed %llu), %llu records, repeat copies %.1f%% of "
+            "bases; %.1f s\n",
+            static_cast<unsigned long long>(o.size), o.repetitive ? "repetitive" : "random",
+            static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(nrec),
+            100.0 * static_cast<double>(repeat_bases) / static_cast<double>(o.size), secs());
 
         if (!o.ref.empty()) {
             out_file f(o.ref);
             for (std::uint64_t i = 0; i < nrec; ++i) {
-                f.put(">" + std::string(o.repetitive ? "rep" : "rnd") + fmt_u(i + 1) + " synthetic seed=" + fmt_u(o.seed) +
+                f.put(">" + std::string(o.repetitive ? "rep" : "rnd") + fmt_u(i + 1) +
+                      " synthetic seed=" + fmt_u(o.seed) +
                       " len=" + fmt_u(start[i + 1] - start[i]) + "\n");
                 constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;
                 for (std::uint64_t p = start[i]; p < start[i + 1]; p += kChunk) {
@@ -367,7 +433,9 @@ int main(int argc, char** argv) try {
                 std::uint64_t p, rec;
                 do {  // a uniform base of the reference; again if the read would leave its record
                     p = rr.below(o.size);
-                    rec = static_cast<std::uint64_t>(std::upper_bound(start.begin(), start.end(), p) - start.begin()) - 1;
+                    rec = static_cast<std::uint64_t>(
+                              std::upper_bound(start.begin(), start.end(), p) - start.begin()) -
+                          1;
                 } while (p + L > start[rec + 1]);
                 const bool reverse = (rr.next() & 1) != 0;
                 for (std::uint64_t j = 0; j < L; ++j) {
@@ -378,16 +446,20 @@ int main(int argc, char** argv) try {
                     }
                     read[j] = kBase[b];
                 }
-                const std::string rec_text = "@p" + fmt_u(k + 1) + " " + (o.repetitive ? "rep" : "rnd") + fmt_u(rec + 1) + ":" +
-                                             fmt_u(p - start[rec] + 1) + (reverse ? "-" : "+") + "\n" + read + "\n+\n" + qual + "\n";
+                const std::string rec_text = "@p" + fmt_u(k + 1) + " " +
+                                             (o.repetitive ? "rep" : "rnd") + fmt_u(rec + 1) + ":" +
+                                             fmt_u(p - start[rec] + 1) + (reverse ? "-" : "+") +
+                                             "\n" + read + "\n+\n" + qual + "\n";
                 if (fp) fp->put(rec_text);
                 if (f1 && k == 0) f1->put(rec_text);
             }
             if (fp) fp->close();
             if (f1) f1->close();
-            std::fprintf(stderr, "make_data: %llu present reads of %llu bp, error rate %g (%llu substitutions); %.1f s\n",
-                         static_cast<unsigned long long>(count), static_cast<unsigned long long>(L), o.error,
-                         static_cast<unsigned long long>(subs), secs());
+            std::fprintf(stderr,
+                         "make_data: %llu present reads of %llu bp, error rate %g (%llu "
+                         "substitutions); %.1f s\n",
+                         static_cast<unsigned long long>(count), static_cast<unsigned long long>(L),
+                         o.error, static_cast<unsigned long long>(subs), secs());
         }
     }
     if (!o.absent.empty()) {
@@ -397,13 +469,16 @@ int main(int argc, char** argv) try {
         for (std::uint64_t k = 0; k < o.reads; ++k) {
             for (std::uint64_t j = 0; j < L; j += 32) {
                 std::uint64_t w = r.next();
-                for (std::uint64_t i = j; i < std::min(L, j + 32); ++i, w >>= 2) read[i] = kBase[w & 3];
+                for (std::uint64_t i = j; i < std::min(L, j + 32); ++i, w >>= 2)
+                    read[i] = kBase[w & 3];
             }
-            f.put("@a" + fmt_u(k + 1) + " random seed=" + fmt_u(o.absent_seed) + "\n" + read + "\n+\n" + qual + "\n");
+            f.put("@a" + fmt_u(k + 1) + " random seed=" + fmt_u(o.absent_seed) + "\n" + read +
+                  "\n+\n" + qual + "\n");
         }
         f.close();
-        std::fprintf(stderr, "make_data: %llu absent reads of %llu bp (seed %llu); %.1f s\n", static_cast<unsigned long long>(o.reads),
-                     static_cast<unsigned long long>(L), static_cast<unsigned long long>(o.absent_seed), secs());
+        std::fprintf(stderr, "make_data: %llu absent reads of %llu bp (seed %llu); %.1f s\n",
+                     static_cast<unsigned long long>(o.reads), static_cast<unsigned long long>(L),
+                     static_cast<unsigned long long>(o.absent_seed), secs());
     }
     return 0;
 } catch (const std::exception& e) {
