@@ -10,6 +10,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -119,6 +120,33 @@ index_header decode_header(char const* data, size_t size, uint32_t version,
     return h;
 }
 
+// Reads bytes [0, size) of fd, at most `piece` bytes at a time, each piece into place(offset)
+// (room for it), and sums all but the last 8 bytes (the stored checksum) with XXH3-64 while each
+// piece is still in cache. error: the errno of a failed read, -1 for a file shorter than size.
+struct read_result {
+    int error = 0;
+    uint64_t sum = 0;
+};
+template <typename Place>
+read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                   &XXH3_freeState);
+    if (!state) throw std::bad_alloc();
+    XXH3_64bits_reset(state.get());
+    size_t const summed = size >= 8 ? size - 8 : 0;
+    for (size_t done = 0; done < size;) {
+        char* const at = place(done);
+        ssize_t const n = ::pread(fd, at, std::min(size - done, piece), static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return {n < 0 ? errno : -1, 0};
+        if (done < summed)
+            XXH3_64bits_update(state.get(), at,
+                               std::min(summed, done + static_cast<size_t>(n)) - done);
+        done += static_cast<size_t>(n);
+    }
+    return {0, XXH3_64bits_digest(state.get())};
+}
+
 }  // namespace
 
 struct index_writer::impl {
@@ -199,7 +227,8 @@ void index_writer::commit() {
     impl_->out.commit();
 }
 
-index_file::index_file(std::string path, index_check check, index_memory memory)
+index_file::index_file(std::string path, index_check check, index_memory memory,
+                       std::function<void()> const& poll)
     : path_(std::move(path)) {
     auto const fail = [&](std::string const& what) -> index_error {
         return index_error("'" + path_ + "': " + what);
@@ -216,8 +245,9 @@ index_file::index_file(std::string path, index_check check, index_memory memory)
     inode_ = static_cast<uint64_t>(st.st_ino);
     if (size_ > 0 && memory == index_memory::huge_pages) {
         try {
-            copy_to_huge_pages(fd);
+            copy_to_huge_pages(fd, poll);
         } catch (...) {
+            unmap();  // a throwing constructor runs no destructor
             ::close(fd);
             throw;
         }
@@ -315,7 +345,7 @@ index_file::index_file(std::string path, index_check check, index_memory memory)
     }
 }
 
-void index_file::copy_to_huge_pages(int fd) {
+void index_file::copy_to_huge_pages(int fd, std::function<void()> const& poll) {
     // A region 2 MiB larger than the file, so that its copy can start on a 2 MiB boundary (the
     // kernel backs only aligned 2 MiB ranges with huge pages).
     constexpr size_t huge = size_t{2} << 20;
@@ -333,33 +363,18 @@ void index_file::copy_to_huge_pages(int fd) {
     // Advice: a kernel without transparent huge pages gives 4 KiB pages, slower but correct.
     (void)::madvise(map_, (size_ + huge - 1) / huge * huge, MADV_HUGEPAGE);
 #endif
-    auto* out = static_cast<char*>(map_);
     // The checksum is computed as the bytes arrive, each 4 MiB piece while it is still in cache,
     // so checking it costs no second pass over the memory.
-    XXH3_state_t* const state = XXH3_createState();
-    if (state == nullptr) throw std::bad_alloc();
-    XXH3_64bits_reset(state);
-    size_t const summed = size_ >= 8 ? size_ - 8 : 0;  // the sum covers all but its own 8 bytes
-    for (size_t done = 0; done < size_;) {
-        ssize_t const n = ::pread(fd, out + done, std::min<size_t>(size_ - done, size_t{4} << 20),
-                                  static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int const err = n < 0 ? errno : 0;
-            XXH3_freeState(state);
-            unmap();
-            throw input_error("'" + path_ + "': cannot read index: " +
-                              (err ? std::strerror(err) : "the file shrank while read"));
-        }
-        if (done < summed)
-            XXH3_64bits_update(state, out + done,
-                               std::min(summed, done + static_cast<size_t>(n)) - done);
-        done += static_cast<size_t>(n);
-    }
-    uint64_t stored = 0;
-    if (size_ >= 8) std::memcpy(&stored, out + size_ - 8, 8);
-    copied_sum_matches_ = XXH3_64bits_digest(state) == stored;
-    XXH3_freeState(state);
+    auto* out = static_cast<char*>(map_);
+    auto const read = read_and_sum(fd, size_, size_t{4} << 20, [&](size_t at) {
+        if (poll) poll();
+        return out + at;
+    });
+    if (read.error != 0)
+        throw input_error(
+            "'" + path_ + "': cannot read index: " +
+            (read.error > 0 ? std::strerror(read.error) : "the file shrank while read"));
+    copied_sum_matches_ = size_ >= 8 && read.sum == stored_checksum();
     // Read-only from here on, as the mapped form is.
     (void)::mprotect(region_, region_bytes_, PROT_READ);
 }
@@ -374,46 +389,31 @@ void index_file::check_checksum() const {
     if (!checksum_matches()) throw index_error("'" + path_ + "': " + checksum_mismatch);
 }
 
-bool index_file::checksum_matches() const noexcept {
+bool index_file::checksum_matches() const {
     if (map_ == nullptr || size_ < prefix_bytes + trailer_bytes) return false;
     if (copied_sum_matches_.has_value()) return *copied_sum_matches_;  // summed while copied
-    auto const* bytes = static_cast<char const*>(map_);
-    uint64_t stored;
-    std::memcpy(&stored, bytes + size_ - 8, 8);
     // Mapped: read the file through a small buffer rather than touching the mapping, so the sum
     // neither faults in every page (a host-sized index has a million) nor makes them all
-    // resident in this process; read() from the page cache runs at memory speed.
+    // resident in this process; read() from the page cache runs at memory speed. The file read
+    // must be the one mapped (the name may have been given to another file since).
     int const fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
-    if (fd >= 0 && (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != device_ ||
-                    static_cast<uint64_t>(st.st_ino) != inode_)) {
-        ::close(fd);  // another file under the name now: sum the mapping itself
-    } else if (fd >= 0) {
-        XXH3_state_t* const state = XXH3_createState();
-        if (state != nullptr) {
-            XXH3_64bits_reset(state);
-            std::vector<char> buffer(size_t{256} << 10);  // stays in L2 between read and hash
-            size_t const summed = size_ - 8;
-            bool ok = true;
-            for (size_t done = 0; done < summed && ok;) {
-                ssize_t const n = ::pread(fd, buffer.data(), std::min(buffer.size(), summed - done),
-                                          static_cast<off_t>(done));
-                if (n < 0 && errno == EINTR) continue;
-                ok = n > 0;
-                if (ok) {
-                    XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(n));
-                    done += static_cast<size_t>(n);
-                }
-            }
-            uint64_t const sum = XXH3_64bits_digest(state);
-            XXH3_freeState(state);
-            ::close(fd);
-            if (ok) return sum == stored;
-            return false;
-        }
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
+        static_cast<uint64_t>(st.st_ino) == inode_) {
+        std::vector<char> buffer(size_t{256} << 10);  // stays in L2 between read and hash
+        auto const read =
+            read_and_sum(fd, size_, buffer.size(), [&](size_t) { return buffer.data(); });
         ::close(fd);
+        return read.error == 0 && read.sum == stored_checksum();
     }
-    return XXH3_64bits(bytes, size_ - 8) == stored;
+    if (fd >= 0) ::close(fd);
+    return XXH3_64bits(map_, size_ - 8) == stored_checksum();
+}
+
+uint64_t index_file::stored_checksum() const noexcept {
+    uint64_t stored;
+    std::memcpy(&stored, static_cast<char const*>(map_) + size_ - 8, 8);
+    return stored;
 }
 
 index_file::index_file(index_file&& other) noexcept

@@ -97,12 +97,16 @@ enum class index_memory {
 class index_file {
   public:
     // Throws index_error (bad/damaged/foreign/newer file) or input_error (cannot open).
+    // poll() is called between the 4 MiB pieces of a huge-page copy and may throw to abandon the
+    // load (qmer query passes its interrupt check: Ctrl-C during the seconds a host-sized index
+    // takes to read acts at once).
     explicit index_file(std::string path, index_check check = index_check::at_open,
-                        index_memory memory = index_memory::mapped);
+                        index_memory memory = index_memory::mapped,
+                        std::function<void()> const& poll = {});
 
     // The XXH3-64 of the file against the stored one (reads every page; safe from any thread while
     // the sections are mapped). check_checksum() throws index_error naming the file on a mismatch.
-    bool checksum_matches() const noexcept;
+    bool checksum_matches() const;
     void check_checksum() const;
     ~index_file();
     index_file(index_file&&) noexcept;
@@ -128,7 +132,8 @@ class index_file {
     uint64_t device_ = 0, inode_ = 0;         // the file mapped (the sum reads it again by name)
     std::optional<bool> copied_sum_matches_;  // huge_pages: the checksum, computed while copying
     void unmap() noexcept;
-    void copy_to_huge_pages(int fd);
+    void copy_to_huge_pages(int fd, std::function<void()> const& poll);
+    uint64_t stored_checksum() const noexcept;  // the file's last 8 bytes
     index_header header_;
     std::vector<index_section_view> sections_;
 };

@@ -314,7 +314,8 @@ void run_query(query_options const& o) {
             // lives at a time, as the mapping above is dropped first.
             std::string const path = index.path();
             levels.reset();
-            index = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages);
+            index = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages,
+                                   throw_if_interrupted);
             index.check_checksum();  // summed while it was read: refuse before any lookup
             levels = rank_select_levels_of(index);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");

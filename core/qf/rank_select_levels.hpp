@@ -38,21 +38,9 @@ class rank_select_levels {
 
     size_t levels() const noexcept { return levels_.size(); }
     rank_select_table const& level(size_t j) const { return levels_.at(j); }
-    size_t size() const noexcept {
-        size_t n = 0;
-        for (auto const& l : levels_) n += l.size();
-        return n;
-    }
-    size_t capacity() const noexcept {
-        size_t n = 0;
-        for (auto const& l : levels_) n += l.capacity();
-        return n;
-    }
-    size_t memory_bytes() const noexcept {
-        size_t n = 0;
-        for (auto const& l : levels_) n += l.memory_bytes();
-        return n;
-    }
+    size_t size() const noexcept { return sum(&rank_select_table::size); }
+    size_t capacity() const noexcept { return sum(&rank_select_table::capacity); }
+    size_t memory_bytes() const noexcept { return sum(&rank_select_table::memory_bytes); }
     // 1 - prod_j (1 - p_j): a false positive needs a match on some level.
     double false_positive_rate() const noexcept {
         double log_miss = 0;
@@ -61,6 +49,12 @@ class rank_select_levels {
     }
 
   private:
+    size_t sum(size_t (rank_select_table::*of)() const noexcept) const noexcept {
+        size_t n = 0;
+        for (auto const& l : levels_) n += (l.*of)();
+        return n;
+    }
+
     std::vector<rank_select_table> levels_;
 };
 

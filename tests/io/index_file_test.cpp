@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
+#include <span>
+#include <stdexcept>
 
 #include "core/error.hpp"
 
@@ -165,3 +168,92 @@ TEST_F(index_file_test, missing_output_folder_is_an_output_error) {
 }
 
 }  // namespace
+
+// The query's ways of opening an index: mapped or copied into huge pages, the checksum at open or
+// deferred. Every way reads the same header and words, aligned for cache-line lookups.
+TEST_F(index_file_test, every_way_of_opening_reads_the_same) {
+    auto const path = write_sample();
+    using qmer::io::index_check;
+    using qmer::io::index_memory;
+    for (auto check : {index_check::at_open, index_check::deferred})
+        for (auto memory : {index_memory::mapped, index_memory::huge_pages}) {
+            qmer::io::index_file f(path, check, memory);
+            EXPECT_EQ(f.header().inputs, (std::vector<std::string>{"a.fa", "b.fa"}));
+            ASSERT_EQ(f.sections().size(), 2u);
+            ASSERT_EQ(f.sections()[0].words.size(), 1000u);
+            for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(f.sections()[0].words[i], i + 7);
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(f.sections()[0].words.data()) % 64, 0u);
+            EXPECT_TRUE(f.checksum_matches());
+            EXPECT_NO_THROW(f.check_checksum());
+        }
+}
+
+// Deferred, a damaged word is not read at open (a query answers its first read at once); the
+// checksum, computed later (mapped) or while copying (huge pages), still names the damage.
+TEST_F(index_file_test, a_deferred_checksum_still_catches_a_damaged_word) {
+    auto const path = write_sample();
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(fs::file_size(path) / 2));  // inside section 0's words
+        f.put('\x5a');
+    }
+    for (auto memory : {qmer::io::index_memory::mapped, qmer::io::index_memory::huge_pages}) {
+        qmer::io::index_file f(path, qmer::io::index_check::deferred, memory);
+        EXPECT_FALSE(f.checksum_matches());
+        try {
+            f.check_checksum();
+            ADD_FAILURE() << "a damaged word passed the checksum";
+        } catch (qmer::index_error const& e) {
+            EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos);
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+        }
+    }
+    expect_index_error(path, "checksum mismatch");  // at open, as before
+}
+
+// A copy into huge pages asks poll() between its pieces; an exception from it abandons the load
+// (how Ctrl-C stops a query while a host-sized index is still being read: it took 8 s before).
+TEST_F(index_file_test, poll_can_abandon_a_copy) {
+    auto const path = write_sample();
+    int polls = 0;
+    EXPECT_THROW(qmer::io::index_file(path, qmer::io::index_check::deferred,
+                                      qmer::io::index_memory::huge_pages,
+                                      [&] {
+                                          ++polls;
+                                          throw qmer::interrupted_error("interrupted by SIGINT");
+                                      }),
+                 qmer::interrupted_error);
+    EXPECT_EQ(polls, 1);
+}
+
+// A section streamed while it is written is the same file as one written from a view, and a
+// stream that gives a different word count than it announced is refused.
+TEST_F(index_file_test, a_streamed_section_equals_one_from_a_view) {
+    std::vector<uint64_t> words(5000);
+    std::iota(words.begin(), words.end(), 3);
+    std::vector<uint64_t> const params = {1, 2};
+    auto write = [&](std::string const& name, bool streamed, size_t announced) {
+        std::string const path = (dir / name).string();
+        qmer::io::index_writer w(path, sample_header());
+        if (streamed) {
+            w.add_section(params, announced, [&](qmer::io::index_writer::word_sink const& put) {
+                for (size_t i = 0; i < words.size(); i += 700)
+                    put(std::span<uint64_t const>(words).subspan(
+                        i, std::min<size_t>(700, words.size() - i)));
+            });
+        } else {
+            w.add_section(params, words);
+        }
+        w.commit();
+        return path;
+    };
+    std::ifstream a(write("view.qmer", false, 0), std::ios::binary),
+        b(write("stream.qmer", true, words.size()), std::ios::binary);
+    std::string const va{std::istreambuf_iterator<char>(a), {}},
+        vb{std::istreambuf_iterator<char>(b), {}};
+    EXPECT_EQ(va, vb);
+    EXPECT_THROW(write("short.qmer", true, words.size() + 1), std::logic_error);
+    EXPECT_THROW(write("long.qmer", true, words.size() - 1), std::logic_error);
+    EXPECT_FALSE(fs::exists(dir / "short.qmer"));
+    EXPECT_FALSE(fs::exists(dir / "long.qmer"));
+}
