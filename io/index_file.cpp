@@ -66,6 +66,7 @@ class byte_parser {
         p_ += n;
         return s;
     }
+    size_t remaining() const noexcept { return static_cast<size_t>(end_ - p_); }
 
   private:
     void need(uint64_t n) const {
@@ -92,7 +93,42 @@ std::string encode_header(index_header const& h) {
     b.put_string(h.command);
     b.put<uint64_t>(h.inputs.size());
     for (auto const& s : h.inputs) b.put_string(s);
+    b.put<uint32_t>(static_cast<uint32_t>(h.hash.scheme));
+    b.put<uint32_t>(h.hash.minimizer_length);
+    b.put<uint32_t>(h.hash.window_bits);
+    b.put<uint64_t>(h.hash.overloaded.size());
+    for (uint64_t w : h.hash.overloaded) b.put<uint64_t>(w);
     return std::move(b.bytes);
+}
+
+// The hash scheme of a format-4 header, checked so that a damaged one is refused at open rather
+// than answering "absent" for every k-mer.
+void decode_hash_scheme(byte_parser& in, index_header& h, std::string const& path) {
+    auto damaged = [&](char const* what) {
+        return index_error("'" + path + "': damaged index header (" + what + ")");
+    };
+    auto const scheme = in.get<uint32_t>();
+    h.hash.minimizer_length = in.get<uint32_t>();
+    h.hash.window_bits = in.get<uint32_t>();
+    auto const words = in.get<uint64_t>();
+    if (scheme > static_cast<uint32_t>(hash_scheme::minimizer_local))
+        throw index_error("'" + path + "': unknown hash scheme " + std::to_string(scheme) +
+                          " (built by a newer qmer?)");
+    h.hash.scheme = static_cast<hash_scheme>(scheme);
+    if (h.hash.scheme == hash_scheme::plain) {
+        if (words != 0) throw damaged("plain hash scheme with a window bitmap");
+        return;
+    }
+    if (h.hash.minimizer_length < 1 || h.hash.minimizer_length > h.k ||
+        h.k - h.hash.minimizer_length + 1 > minimizer_scanner::max_window)
+        throw damaged("minimizer length out of range");
+    if (h.hash.window_bits < 1 || h.hash.window_bits > max_window_bits)
+        throw damaged("window bits out of range");
+    if ((words != 0 && words != ((uint64_t{1} << h.hash.window_bits) + 63) / 64) ||
+        words > in.remaining() / 8)
+        throw damaged("window bitmap of the wrong size");
+    h.hash.overloaded.resize(words);
+    for (auto& w : h.hash.overloaded) w = in.get<uint64_t>();
 }
 
 index_header decode_header(char const* data, size_t size, uint32_t version,
@@ -117,6 +153,7 @@ index_header decode_header(char const* data, size_t size, uint32_t version,
     for (uint64_t i = 0; i < n_inputs; ++i) h.inputs.push_back(in.get_string());
     if (h.k < 1 || h.k > 32)
         throw index_error("'" + path + "': damaged index header (k out of range)");
+    if (version >= 4) decode_hash_scheme(in, h, path);
     return h;
 }
 

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/kmer/sequence_hashing.hpp"
+
 namespace qmer::io {
 
 // 2: the expandable filter's arrays carry its level-0 slot count and each level's (slot counts
@@ -25,7 +27,9 @@ namespace qmer::io {
 // qmer that reads only version 1 refuses version 2 by name instead of calling it damaged.
 // 3: the expandable filter's levels are stored in the rank-and-select query layout
 // (core/qf/rank_select.hpp), which queries read in place; versions 1 and 2 load as before.
-inline constexpr uint32_t index_format_version = 3;
+// 4: the header ends with the hash scheme (core/kmer/sequence_hashing.hpp): its number, minimizer
+// length, window bits and overloaded-window bitmap. Versions 1 to 3 are the plain scheme.
+inline constexpr uint32_t index_format_version = 4;
 
 struct index_header {
     uint32_t format_version = index_format_version;
@@ -40,6 +44,7 @@ struct index_header {
     std::string qmer_version;
     std::string command;              // the command line that built (or last appended to) it
     std::vector<std::string> inputs;  // every reference file indexed, in order
+    hash_scheme_params hash;          // how k-mers become hashes (plain before format 4)
 };
 
 // One filter array: a few parameter words (geometry) and the raw words.

@@ -7,6 +7,7 @@
 #include <tbb/parallel_pipeline.h>
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -111,18 +112,17 @@ uint64_t estimate_kmers_from_sizes(std::vector<std::string> const& paths) {
     return total;
 }
 
-template <typename Filter>
-void insert_references(Filter& filter, index_options const& o, unsigned threads,
-                       build_counts& counts, progress_meter& progress, uint64_t max_memory) {
-    kmer_scanner const scanner(o.k);
-    kmer_hasher const hasher{o.seed};
+template <typename Filter, typename Hashing>
+void insert_references(Filter& filter, Hashing const& hashing, index_options const& o,
+                       unsigned threads, build_counts& counts, progress_meter& progress,
+                       uint64_t max_memory) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
     batch_pool<io::record_batch> pool(tokens);
     reference_stream refs(o.references, {.decompression_threads = threads > 1 ? threads : 0});
     std::atomic<bool> full{false};
 
     auto insert_span = [&](std::string_view seq) {
-        return for_each_kmer_hash(filter, scanner, hasher, seq, [&](uint64_t h) {
+        return for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
             if (filter.insert(h) == insert_result::full)
                 full.store(true, std::memory_order_relaxed);
         });
@@ -184,14 +184,30 @@ void insert_references(Filter& filter, index_options const& o, unsigned threads,
 }
 
 // The distinct-count pass, driven through insert_references() like a filter: every k-mer's hash
-// goes into a HyperLogLog sketch (16 KiB, 0.81% standard error).
+// goes into a HyperLogLog sketch (16 KiB, 0.81% standard error). With the minimizer-local scheme
+// it also counts the k-mer positions per window of 2^fine_bits (core/kmer/sequence_hashing.hpp:
+// the windows that repeats overload), in 16-bit counters that stop rising at 2^15 (a few extra
+// increments from racing threads cannot wrap them, and any count that high is overloaded anyway).
 struct distinct_counter {
     sketch::hyperloglog sketch;
+    unsigned fine_bits = 0;  // 0: plain hashes, no window counts
+    std::vector<uint16_t> window_positions;
+
     insert_result insert(uint64_t h) noexcept {
-        sketch.add(h);
+        if (fine_bits == 0) {
+            sketch.add(h);
+            return insert_result::inserted;
+        }
+        // The k-mer's own hash bits first: the sketch reads its register from the top bits.
+        sketch.add(std::rotl(h, static_cast<int>(fine_bits)));
+        std::atomic_ref<uint16_t> count(window_positions[h >> (64 - fine_bits)]);
+        if (count.load(std::memory_order_relaxed) < 0x8000)
+            count.fetch_add(1, std::memory_order_relaxed);
         return insert_result::inserted;
     }
-    size_t memory_bytes() const noexcept { return sketch.memory_bytes(); }
+    size_t memory_bytes() const noexcept {
+        return sketch.memory_bytes() + window_positions.size() * sizeof(uint16_t);
+    }
     size_t size() const noexcept { return 0; }
 };
 
@@ -204,29 +220,75 @@ bool all_rereadable(std::vector<std::string> const& paths) {
     return true;
 }
 
+// What the distinct-count pass measured.
+struct reference_census {
+    uint64_t distinct_estimate = 0;  // raised by 3 standard errors
+    uint64_t kmer_positions = 0;
+    unsigned fine_bits = 0;  // 0: no window counts (plain hashing)
+    std::vector<uint16_t> window_positions;
+};
+
+// The window bits the census counts at: windows of ~32 slots of a first level sized for every
+// base of the references (an upper bound of their distinct k-mers; gzip counted at 4x), at most
+// 2^28 counters (512 MiB). The final window bits, from the measured count, are at most these:
+// coarser windows are sums of finer ones.
+unsigned census_window_bits(index_options const& o) {
+    if (locality_minimizer_length(o.k) == 0) return 0;
+    double const slots = static_cast<double>(estimate_kmers_from_sizes(o.references)) / o.fill;
+    return std::min(28u, locality_window_bits(static_cast<uint64_t>(slots)));
+}
+
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
 // pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
 // migrates the whole level), and the level ends as full as the estimate allows. The estimate is
 // raised by 3 standard errors, so level 0 holds every k-mer but about 1 time in 1000.
-uint64_t estimate_distinct_kmers(index_options const& o, unsigned threads,
-                                 uint64_t& kmer_positions) {
+reference_census count_references(index_options const& o, unsigned threads, bool windows) {
     progress_meter silent("", true);  // the build's closing line stays the command's one line
     distinct_counter counter;
+    counter.fine_bits = windows ? census_window_bits(o) : 0;
+    counter.window_positions.assign(counter.fine_bits ? size_t{1} << counter.fine_bits : 0, 0);
     build_counts counts;
-    insert_references(counter, o, threads, counts, silent, ~uint64_t{0});
-    kmer_positions = counts.kmers.load();
+    if (counter.fine_bits != 0) {
+        local_kmer_hashing const hashing(o.k, o.seed, locality_minimizer_length(o.k),
+                                         counter.fine_bits, {});
+        insert_references(counter, hashing, o, threads, counts, silent, ~uint64_t{0});
+    } else {
+        insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, silent,
+                          ~uint64_t{0});
+    }
+    reference_census census;
+    census.kmer_positions = counts.kmers.load();
     double const estimate = counter.sketch.estimate();
-    return static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) +
-           1;
+    census.distinct_estimate =
+        static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1;
+    census.fine_bits = counter.fine_bits;
+    census.window_positions = std::move(counter.window_positions);
+    return census;
+}
+
+// The hash scheme of a new index: minimizer-local when the census counted windows and the first
+// level is large enough for them to matter, else plain.
+hash_scheme_params choose_hash_scheme(index_options const& o, reference_census const& census,
+                                      uint64_t first_level_slots) {
+    hash_scheme_params scheme;
+    unsigned const bits = std::min(census.fine_bits, locality_window_bits(first_level_slots));
+    if (bits == 0) return scheme;
+    scheme.scheme = hash_scheme::minimizer_local;
+    scheme.minimizer_length = locality_minimizer_length(o.k);
+    scheme.window_bits = bits;
+    scheme.overloaded =
+        overloaded_windows(census.window_positions, census.fine_bits, bits, first_level_slots);
+    return scheme;
 }
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): one or more passes over
 // the references gather fingerprints into buckets, each pass's buckets are sorted and appended to
 // level 0 in order. If level 0 filled up first (an estimate far too low), one more pass inserts
 // every k-mer the ordinary way. The first pass's counts are the build's.
-void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigned threads,
-                  build_counts& counts, progress_meter& progress, uint64_t max_memory,
-                  uint64_t kmer_positions) {
+template <typename Hashing>
+void sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_options const& o,
+                  unsigned threads, build_counts& counts, progress_meter& progress,
+                  uint64_t max_memory, uint64_t kmer_positions) {
     qf::geometry const g = filter.first_level_final_geometry();
     // Half of what the table leaves of the memory limit, at most 4 GiB: more passes over the
     // references cost less than swapping.
@@ -239,7 +301,7 @@ void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigne
     if (static_cast<double>(bucket_bytes_per_position) * static_cast<double>(kmer_positions) /
             passes >
         static_cast<double>(left)) {
-        insert_references(filter, o, threads, counts, progress, max_memory);
+        insert_references(filter, hashing, o, threads, counts, progress, max_memory);
         return;
     }
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
@@ -254,14 +316,14 @@ void sorted_build(qf::expandable_filter& filter, index_options const& o, unsigne
         fingerprint_buckets collected(g, first, last, per_bucket);
         build_counts pass_counts;
         progress_meter silent("", true);
-        insert_references(collected, o, threads, pass == 0 ? counts : pass_counts,
+        insert_references(collected, hashing, o, threads, pass == 0 ? counts : pass_counts,
                           pass == 0 ? progress : silent, ~uint64_t{0});
         complete = collected.append_to(filter, state, threads);
     }
     if (!complete) {
         build_counts again;
         progress_meter silent("", true);
-        insert_references(filter, o, threads, again, silent, max_memory);
+        insert_references(filter, hashing, o, threads, again, silent, max_memory);
     }
 }
 
@@ -275,7 +337,7 @@ void build_index(index_options const& o, unsigned threads) {
     std::unique_ptr<filter_t> filter;
     io::index_header header;
     uint64_t previous_kmers = 0;
-    uint64_t kmer_positions = 0;  // counted by the distinct-count pass
+    reference_census census;  // from the distinct-count pass, when there is one
     bool measured = false;
     if (o.append) {
         io::index_file existing(o.output);
@@ -286,14 +348,20 @@ void build_index(index_options const& o, unsigned threads) {
         if (header.k != o.k)
             throw usage_error("'" + o.output + "' was built with k = " + std::to_string(header.k) +
                               "; append with -k " + std::to_string(header.k));
+        // Another seed would hash the new k-mers where no query of this index looks for them.
+        if (header.hash_seed != o.seed)
+            throw usage_error("'" + o.output + "' was built with --seed " +
+                              std::to_string(header.hash_seed) + "; append with --seed " +
+                              std::to_string(header.hash_seed));
         filter = codec::load(existing);
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
         if (expected == 0 && codec::grows) {
             measured = all_rereadable(o.references);
-            expected = measured ? estimate_distinct_kmers(o, threads, kmer_positions)
-                                : estimate_kmers_from_sizes(o.references);
+            if (measured) census = count_references(o, threads, Kind == filter_kind::expandable);
+            expected =
+                measured ? census.distinct_estimate : estimate_kmers_from_sizes(o.references);
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
         }
@@ -307,20 +375,28 @@ void build_index(index_options const& o, unsigned threads) {
         header.filter = o.filter;
         header.fpr = o.fpr;
         header.expected = o.expected;
+        if constexpr (Kind == filter_kind::expandable)
+            if (census.fine_bits != 0)
+                header.hash = choose_hash_scheme(
+                    o, census, filter->first_level_final_geometry().canonical_slots());
     }
 
     uint64_t const max_memory = memory_limit(o.max_memory);
     if (filter->memory_bytes() > max_memory)
         memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
+    census.window_positions = {};  // counted into header.hash: free before the build
     build_counts counts;
-    if constexpr (Kind == filter_kind::expandable) {
-        if (measured && fingerprint_buckets::supports(filter->first_level_final_geometry()))
-            sorted_build(*filter, o, threads, counts, progress, max_memory, kmer_positions);
-        else
-            insert_references(*filter, o, threads, counts, progress, max_memory);
-    } else {
-        insert_references(*filter, o, threads, counts, progress, max_memory);
-    }
+    with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
+        if constexpr (Kind == filter_kind::expandable) {
+            if (measured && fingerprint_buckets::supports(filter->first_level_final_geometry()))
+                sorted_build(*filter, hashing, o, threads, counts, progress, max_memory,
+                             census.kmer_positions);
+            else
+                insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+        } else {
+            insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+        }
+    });
 
     // Tables that growing left behind are no longer read by anyone: free them before writing.
     if constexpr (requires { filter->release_retired_tables(); }) filter->release_retired_tables();

@@ -1,6 +1,7 @@
 // qmer info: what an index holds and how it was built, as text or JSON. Reads the header and the
 // section geometry only; the checksum is verified as for any load.
 
+#include <bit>
 #include <cstdio>
 #include <string>
 
@@ -22,6 +23,26 @@ std::string join_params(std::vector<uint64_t> const& params) {
     return out;
 }
 
+// The hash scheme in words, and the number of overloaded windows.
+uint64_t overloaded_count(hash_scheme_params const& scheme) {
+    uint64_t n = 0;
+    for (uint64_t w : scheme.overloaded) n += static_cast<uint64_t>(std::popcount(w));
+    return n;
+}
+
+std::string hash_scheme_text(hash_scheme_params const& scheme) {
+    if (scheme.scheme == hash_scheme::plain) return "plain (XXH3 of each k-mer)";
+    uint64_t const windows = uint64_t{1} << scheme.window_bits;
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf,
+        "minimizer-local (m = %u, %llu windows, %llu overloaded = %.3f%%, plain there)",
+        scheme.minimizer_length, static_cast<unsigned long long>(windows),
+        static_cast<unsigned long long>(overloaded_count(scheme)),
+        100.0 * static_cast<double>(overloaded_count(scheme)) / static_cast<double>(windows));
+    return buf;
+}
+
 }  // namespace
 
 void run_info(info_options const& o) {
@@ -38,6 +59,11 @@ void run_info(info_options const& o) {
         out += "  \"qmer_version\": " + json_string(h.qmer_version) + ",\n";
         out += "  \"k\": " + std::to_string(h.k) + ",\n";
         out += "  \"hash_seed\": " + std::to_string(h.hash_seed) + ",\n";
+        out += "  \"hash_scheme\": {\"name\": " +
+               json_string(h.hash.scheme == hash_scheme::plain ? "plain" : "minimizer-local") +
+               ", \"minimizer_length\": " + std::to_string(h.hash.minimizer_length) +
+               ", \"window_bits\": " + std::to_string(h.hash.window_bits) +
+               ", \"overloaded_windows\": " + std::to_string(overloaded_count(h.hash)) + "},\n";
         out += "  \"filter\": " + json_string(h.filter) + ",\n";
         char buf[64];
         std::snprintf(buf, sizeof buf, "%g", h.fpr);
@@ -75,6 +101,7 @@ void run_info(info_options const& o) {
                       static_cast<unsigned long long>(h.hash_seed), h.filter.c_str(),
                       index.sections().size(), join_params(h.filter_params).c_str(), h.fpr);
         out += buf;
+        out += "hash scheme:    " + hash_scheme_text(h.hash) + "\n";
         std::snprintf(buf, sizeof buf,
                       "k-mers:         %llu distinct (%llu k-mer positions scanned)\n"
                       "size:           %s on disk, %s of filter arrays, %.2f bits per k-mer\n",

@@ -10,8 +10,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "core/kmer/hash.hpp"
-#include "core/kmer/scanner.hpp"
+#include "core/kmer/sequence_hashing.hpp"
 
 namespace qmer::app {
 
@@ -36,12 +35,13 @@ bool contains_read_only(Filter const& filter, uint64_t h) noexcept {
     }
 }
 
-// Calls op(h) for the hash of every canonical k-mer of seq, in order, prefetch_distance k-mers
-// after prefetching it. If op returns bool, false stops the walk (a read whose verdict is settled).
+// Calls op(h) for the hash of every canonical k-mer of seq under `hashing` (a plain_kmer_hashing
+// or local_kmer_hashing: core/kmer/sequence_hashing.hpp), in order, prefetch_distance k-mers after
+// prefetching it. If op returns bool, false stops the walk (a read whose verdict is settled).
 // Returns the number of k-mers handed to op.
-template <typename Filter, typename Op>
-uint64_t for_each_kmer_hash(Filter const& filter, kmer_scanner const& scanner, kmer_hasher hasher,
-                            std::string_view seq, Op&& op) {
+template <typename Filter, typename Hashing, typename Op>
+uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::string_view seq,
+                            Op&& op) {
     constexpr bool can_stop = std::is_same_v<std::invoke_result_t<Op&, uint64_t>, bool>;
     constexpr size_t ring_mask = prefetch_distance - 1;
     std::array<uint64_t, prefetch_distance> ring;
@@ -56,8 +56,7 @@ uint64_t for_each_kmer_hash(Filter const& filter, kmer_scanner const& scanner, k
             return true;
         }
     };
-    bool const finished = scanner.for_each(seq, [&](uint64_t canonical, size_t) -> bool {
-        uint64_t const h = hasher(canonical);
+    bool const finished = hashing.for_each(seq, [&](uint64_t h) -> bool {
         if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
         ring[produced++ & ring_mask] = h;
         return produced - consumed < prefetch_distance || consume();

@@ -94,12 +94,13 @@ std::string mate_path(std::string const& path, int mate) {
     return path + "_" + std::to_string(mate);
 }
 
-// The whole query against one filter. before_commit() runs once every read is answered and
-// before any output is made final; it may throw to refuse them (a failed index checksum).
-template <typename Filter>
-void query_with_filter(query_options const& o, io::index_file const& index, unsigned threads,
-                       read_source& source, Filter const& filter, progress_meter& progress,
-                       std::function<void()> const& before_commit) {
+// The whole query against one filter, its k-mers hashed the way the index was built
+// (core/kmer/sequence_hashing.hpp). before_commit() runs once every read is answered and before
+// any output is made final; it may throw to refuse them (a failed index checksum).
+template <typename Filter, typename Hashing>
+void query_with_hashing(query_options const& o, io::index_file const& index, unsigned threads,
+                        read_source& source, Filter const& filter, Hashing const& hashing,
+                        progress_meter& progress, std::function<void()> const& before_commit) {
     auto const& header = index.header();
 
     verdict_rule rule;
@@ -142,8 +143,6 @@ void query_with_filter(query_options const& o, io::index_file const& index, unsi
     if (!o.summary.empty()) out.summary = std::make_unique<io::output_file>(o.summary);
     out.tsv->write(tsv_preamble(described, rule_text, o.reads));
 
-    kmer_scanner const scanner(header.k);
-    kmer_hasher const hasher{header.hash_seed};
     bool const want_matched = !o.matched.empty(), want_unmatched = !o.unmatched.empty();
     size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
     batch_pool<query_chunk> pool(tokens);
@@ -156,10 +155,10 @@ void query_with_filter(query_options const& o, io::index_file const& index, unsi
     // Adds seq's k-mers and their hits; with --quick, stops once hits reach `settle`.
     auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits, uint64_t settle) {
         if (!o.quick) {
-            kmers += for_each_kmer_hash(filter, scanner, hasher, seq,
+            kmers += for_each_kmer_hash(filter, hashing, seq,
                                         [&](uint64_t h) { hits += contains_read_only(filter, h); });
         } else if (hits < settle) {
-            kmers += for_each_kmer_hash(filter, scanner, hasher, seq, [&](uint64_t h) {
+            kmers += for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
                 hits += contains_read_only(filter, h);
                 return hits < settle;
             });
@@ -256,6 +255,16 @@ void query_with_filter(query_options const& o, io::index_file const& index, unsi
         paired ? "pairs" : "reads",
         units ? 100.0 * static_cast<double>(totals.matched) / static_cast<double>(units) : 0.0);
     progress.finish(extra);
+}
+
+template <typename Filter>
+void query_with_filter(query_options const& o, io::index_file const& index, unsigned threads,
+                       read_source& source, Filter const& filter, progress_meter& progress,
+                       std::function<void()> const& before_commit) {
+    auto const& h = index.header();
+    with_kmer_hashing(h.k, h.hash_seed, h.hash, [&](auto const& hashing) {
+        query_with_hashing(o, index, threads, source, filter, hashing, progress, before_commit);
+    });
 }
 
 // Filters of the older formats and the other kinds: loaded into their own memory, frozen.

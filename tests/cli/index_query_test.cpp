@@ -84,16 +84,24 @@ class index_query : public cli_test {
         while (std::getline(in, v, ',')) out.push_back(std::stoull(v));
         return out;
     }
-    // Both indexes call the same reads of `reads` (the match column).
-    void expect_same_calls(std::string const& a_index, std::string const& b_index,
-                           std::string const& reads) {
+    // Indexes of the same k-mers under different hash schemes (a counted file build is
+    // minimizer-local, a stdin build plain: core/kmer/sequence_hashing.hpp) have different false
+    // positives: every read has the same k-mers, and at most `max_flips` reads change their call.
+    void expect_same_kmers_and_nearly_same_calls(std::string const& a_index,
+                                                 std::string const& b_index,
+                                                 std::string const& reads, size_t max_flips) {
         auto const a = qmer({"query", a_index, reads});
         auto const b = qmer({"query", b_index, reads});
         ASSERT_EQ(a.exit_code, 0) << a.err;
         ASSERT_EQ(b.exit_code, 0) << b.err;
         auto const ra = tsv_rows(a.out), rb = tsv_rows(b.out);
         ASSERT_EQ(ra.size(), rb.size());
-        for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i][4], rb[i][4]) << ra[i][0];
+        size_t flips = 0;
+        for (size_t i = 0; i < ra.size(); ++i) {
+            EXPECT_EQ(ra[i][1], rb[i][1]) << ra[i][0];
+            flips += ra[i][4] != rb[i][4];
+        }
+        EXPECT_LE(flips, max_flips);
     }
 };
 
@@ -325,7 +333,13 @@ TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
     // need by more than the estimate's error: the level ends at least 88% full.
     EXPECT_GE(0.95 * static_cast<double>(file[8]), 48464.0);
     EXPECT_GE(48464.0 / static_cast<double>(file[8]), 0.88);
-    expect_same_calls("file.qmer", "stdin.qmer", data("lambda_reads_1.fq.gz").string());
+    // 10,000 reads; at fpr 0.001 a few reads close to the threshold may differ (r3393: 2 of its 25
+    // k-mers are in lambda, and one scheme's false positive makes it 3).
+    expect_same_kmers_and_nearly_same_calls("file.qmer", "stdin.qmer",
+                                            data("lambda_reads_1.fq.gz").string(), 10);
+    EXPECT_NE(qmer({"info", "file.qmer"}).out.find("hash scheme:    minimizer-local"),
+              std::string::npos);
+    EXPECT_NE(qmer({"info", "stdin.qmer"}).out.find("hash scheme:    plain"), std::string::npos);
 }
 
 // --fill sets how full a counted first level ends: 0.5 gives ~0.95 / 0.5 the slots of the default,
@@ -340,7 +354,9 @@ TEST_F(index_query, fill_sizes_the_counted_first_level) {
     ASSERT_EQ(qmer({"index", "--fill", "0.5", "-o", "half.qmer", "lambda.fa"}).exit_code, 0);
     double const ratio = m0_of("half.qmer") / m0_of("default.qmer");
     EXPECT_NEAR(ratio, 0.95 / 0.5, 0.02);
-    expect_same_calls("default.qmer", "half.qmer", data("lambda_reads_1.fq.gz").string());
+    // Another fill gives other windows (core/kmer/sequence_hashing.hpp), so other false positives.
+    expect_same_kmers_and_nearly_same_calls("default.qmer", "half.qmer",
+                                            data("lambda_reads_1.fq.gz").string(), 10);
     auto const bad = qmer({"index", "--fill", "0.96", "-o", "bad.qmer", "lambda.fa"});
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_FALSE(std::filesystem::exists(dir() / "bad.qmer"));
@@ -355,8 +371,8 @@ TEST_F(index_query, sorted_build_in_several_passes_writes_the_same_filter) {
     auto const r = qmer({"index", "--max-memory", "400K", "-o", "two.qmer", "lambda.fa"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto const one = slurp(dir() / "one.qmer"), two = slurp(dir() / "two.qmer");
-    ASSERT_EQ(one.size(), two.size());
-    // The filter words end the file, before the 8-byte checksum; the header differs (command).
+    // The filter words end the file, before the 8-byte checksum; the header differs (command),
+    // and its length can move the 64-byte aligned sections by a line.
     size_t const words = 90000;
     ASSERT_GT(one.size(), words + 8);
     EXPECT_EQ(one.substr(one.size() - 8 - words, words), two.substr(two.size() - 8 - words, words));
@@ -370,7 +386,6 @@ TEST_F(index_query, sorted_build_without_room_for_buckets_inserts_instead) {
     auto const r = qmer({"index", "--max-memory", "125K", "-o", "tight.qmer", "lambda.fa"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto const one = slurp(dir() / "one.qmer"), tight = slurp(dir() / "tight.qmer");
-    ASSERT_EQ(one.size(), tight.size());
     size_t const words = 90000;
     EXPECT_EQ(one.substr(one.size() - 8 - words, words),
               tight.substr(tight.size() - 8 - words, words));

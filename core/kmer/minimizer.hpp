@@ -1,0 +1,152 @@
+#pragma once
+// Canonical minimizers of the k-mers of a sequence, found while they are scanned (the k-mer scanner
+// of core/kmer/scanner.hpp with one more thing per base).
+//
+// The minimizer of a k-mer is the smallest hash, over the w = k - m + 1 m-mers inside it, of the
+// m-mer's canonical form (Roberts et al., "Reducing storage requirements for biological sequence
+// comparison", Bioinformatics 2004; the hash order instead of the lexicographic one avoids the
+// skew towards poly-A that the latter gives, as Kraken 2 and Super Bloom do). It is a value, not a
+// position: a k-mer and its reverse complement hold the same canonical m-mers (the m-mer at offset
+// i of one is the reverse complement of the m-mer at offset k - m - i of the other), so they get
+// the same minimizer, which is what lets a canonical k-mer's hash depend on it
+// (core/kmer/locality_hash.hpp). It depends on the k-mer alone, never on the bases around it.
+//
+// Cost: the m-mer's two strands are bit fields of the k-mer's (the last m bases of the forward
+// strand, the first m of the reverse one), so a base adds one mix and a ring write; the window's
+// minimum is kept incrementally and only rescanned (w values) when it leaves the window, which on
+// random sequence happens about once per 2 / (w + 1) of the bases.
+//
+// FIXED FOREVER (like core/kmer/hash.hpp): minimizer_hash() decides where an indexed k-mer is
+// stored; changing it silently loses every k-mer of an index built with it. A change needs a new
+// hash scheme number in the index file.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "core/kmer/encoding.hpp"
+#include "core/kmer/scanner.hpp"
+
+namespace qmer {
+
+// The hash that orders m-mers: the murmur3 64-bit finalizer (a bijection of 64-bit words with full
+// avalanche) of the canonical m-mer xor a salt from the index's seed. A bijection: two m-mers tie
+// only if they are the same m-mer, so the minimizer value is well defined.
+constexpr uint64_t minimizer_hash(uint64_t canonical_mmer, uint64_t seed) noexcept {
+    uint64_t x = canonical_mmer ^ (seed * 0x9E3779B97F4A7C15ULL + 0x5851F42D4C957F2DULL);
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+// Where a minimizer's k-mers go (core/kmer/sequence_hashing.hpp): another bijective mix of the
+// minimizer value. The minimizer itself is the smallest of w uniform hashes, so its top bits are
+// far from uniform (Beta(1, w): most minimizers are small); its top bits used directly would put
+// most k-mers in the first windows of the table.
+constexpr uint64_t minimizer_spread(uint64_t minimizer) noexcept {
+    uint64_t x = minimizer + 0x2545F4914F6CDD1DULL;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x;
+}
+
+class minimizer_scanner {
+  public:
+    static constexpr unsigned max_window = 32;  // w = k - m + 1 (the ring's size)
+
+    // Throws usage_error unless 1 <= m <= k <= 32 and k - m + 1 <= max_window.
+    minimizer_scanner(unsigned k, unsigned m, uint64_t seed) : k_(k), m_(m), seed_(seed) {
+        check_k(k);
+        if (m < 1 || m > k || k - m + 1 > max_window)
+            throw usage_error("minimizer length " + std::to_string(m) +
+                              " does not fit k = " + std::to_string(k));
+    }
+
+    unsigned k() const noexcept { return k_; }
+    unsigned m() const noexcept { return m_; }
+    uint64_t seed() const noexcept { return seed_; }
+
+    // Calls f(canonical_kmer, minimizer) for every k-mer of seq made of k consecutive bases, in
+    // order, as kmer_scanner::for_each does (same k-mers, same stop-on-false rule).
+    template <typename F>
+    bool for_each(std::string_view seq, F&& f) const;
+
+  private:
+    unsigned k_, m_;
+    uint64_t seed_;
+};
+
+template <typename F>
+bool minimizer_scanner::for_each(std::string_view seq, F&& f) const {
+    using result_t = std::invoke_result_t<F&, uint64_t, uint64_t>;
+    constexpr bool can_stop = std::is_same_v<result_t, bool>;
+    constexpr uint64_t ring_mask = max_window - 1;
+
+    unsigned const k = k_, m = m_;
+    uint64_t const w = k - m + 1;
+    uint64_t const seed = seed_;
+    uint64_t const kmask = kmer_mask(k);
+    uint64_t const mmask = kmer_mask(m);
+    unsigned const mmer_shift = 2 * (k - m);  // the reverse strand's first m bases
+    uint64_t const top = uint64_t{1} << (2 * (k - 1));
+    uint64_t const complement_at_top[4] = {3 * top, 2 * top, top, 0};
+    uint64_t ring[max_window];
+
+    char const* p = seq.data();
+    char const* const end = p + seq.size();
+    uint64_t forward = 0, reverse = 0;
+    while (p != end) {
+        // One run of bases: `bases` counts them, `mmers` the m-mers seen (index of the next).
+        uint64_t bases = 0, mmers = 0;
+        uint64_t minimum = ~uint64_t{0};
+        uint64_t minimum_at = 0;
+        while (p != end) {
+            uint8_t const code = encode_base(*p++);
+            if (code == invalid_base) [[unlikely]]
+                break;
+            forward = ((forward << 2) + code) & kmask;
+            reverse = (reverse >> 2) | complement_at_top[code];
+            if (++bases < m) continue;
+            uint64_t const mf = forward & mmask;
+            uint64_t const mr = reverse >> mmer_shift;
+            uint64_t const hm = minimizer_hash(mf < mr ? mf : mr, seed);
+            uint64_t const at = mmers++;
+            ring[at & ring_mask] = hm;
+            // The window of the k-mer ending here: m-mers at - w + 1 .. at. Ties keep the newest
+            // (it stays in the window longest); only the value is reported, so ties cannot
+            // change it.
+            if (hm <= minimum) {
+                minimum = hm;
+                minimum_at = at;
+            } else if (minimum_at + w <= at) {
+                minimum = hm;
+                minimum_at = at;
+                for (uint64_t i = at - w + 1; i < at; ++i) {
+                    uint64_t const v = ring[i & ring_mask];
+                    if (v < minimum) {
+                        minimum = v;
+                        minimum_at = i;
+                    }
+                }
+            }
+            if (bases < k) continue;
+            uint64_t const canon = forward < reverse ? forward : reverse;
+            if constexpr (can_stop) {
+                if (!f(canon, minimum)) return false;
+            } else {
+                f(canon, minimum);
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace qmer

@@ -1,0 +1,196 @@
+#pragma once
+// How a sequence's canonical k-mers become the 64-bit hashes the filters take: the hash scheme an
+// index is built with (stored in its header) and queried with. Two schemes:
+//
+// plain (every index before format 4, and every filter but the default): h = kmer_hasher(k-mer).
+//
+// minimizer_local (issue 15, "super-k-mer locality"; the idea of Super Bloom, Conchon-Kerjan,
+// Limasset et al., and of Kraken 2's minimizer lookups, applied to the quotient filter's hash):
+//   h = top B bits of minimizer_spread(the k-mer's minimizer) (core/kmer/minimizer.hpp)
+//       | the k-mer's own hash shifted right by B
+// Consecutive k-mers of a sequence share their minimizer (a super-k-mer: ~6.5 k-mers at k = 31,
+// m = 20), so they land in one "window" of the table: the canonical slots whose hashes share those
+// B top bits, m0 / 2^B of them (B is chosen so that a window spans 32 to 64 slots, one or two
+// 64-byte blocks of the rank-select layout). A read then fetches about one block per super-k-mer
+// instead of one random line per k-mer. Every filter maps h monotonically to its fingerprint
+// (core/qf/fingerprint.hpp), so this needs nothing from the filters.
+//
+// Why the false-positive bound still holds:
+//  - a k-mer unrelated to the index: its minimizer hash and its own hash are independent uniform
+//    bits, so h is uniform and it matches a stored fingerprint with probability n / M, as before;
+//  - a k-mer *near* the index (it covers a sequencing error, or comes from a near strain) often
+//    shares its minimizer with stored k-mers, so it lands in a window that is certainly used. Its
+//    own bits are still uniform within the window (W slots, W 2^r fingerprints), so it matches
+//    with probability (stored fingerprints in the window) / (W 2^r). A window of average load
+//    holds fill * W of them, which gives the plain rate; a window that repeats or low-complexity
+//    sequence overloads (one minimizer shared by thousands of k-mers) would not. So the build
+//    counts, in its distinct-count pass, the k-mer positions that fall in each window, and marks
+//    the windows holding more than 1.75 W as overloaded: their k-mers take the plain hash
+//    (h = kmer_hasher(k-mer)). The marks are stored in the index (a bit per window) and the query
+//    reads them once per super-k-mer. Every window then holds at most 1.75 W local k-mers plus
+//    its share of the plain ones, so a near k-mer matches with probability at most
+//    (1.75 + fill * plain fraction) 2^-r, below the 1.96 2^-r that the expandable filter's
+//    Theorem 2 sum reserves for the level 0 of a one-level index (core/qf/expandable.hpp).
+//    Measured in bench/qf/LOCALITY.md.
+//  - positions counted are an upper bound of distinct k-mers, so the marks err only towards
+//    "overloaded" (less locality, never a weaker bound).
+//
+// No false negatives: the hash of a k-mer depends on the k-mer, the seed and the stored marks
+// only, and the query computes it the same way.
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/kmer/hash.hpp"
+#include "core/kmer/minimizer.hpp"
+#include "core/kmer/scanner.hpp"
+
+namespace qmer {
+
+// Stored in the index header (format 4); never renumber.
+enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1 };
+
+// The slots a window aims at, at least: 32 slots is one 64-byte rank-select block at 11 remainder
+// bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
+inline constexpr uint64_t min_window_slots = 32;
+// A window holding more k-mer positions than this times its slots is overloaded.
+inline constexpr double overload_factor = 1.75;
+
+// B never exceeds this: 2^40 windows is far beyond any table (the filters' quotient bits stop at
+// 40).
+inline constexpr unsigned max_window_bits = 40;
+
+// The minimizer length for k, or 0 when k is too short for the scheme (plain hashing then).
+// w = k - m + 1 = 12 at k = 31 (super-k-mers of ~6.5 k-mers); m never below 2k/3, so that
+// minimizers stay specific for shorter k.
+constexpr unsigned locality_minimizer_length(unsigned k) noexcept {
+    if (k < 16) return 0;
+    unsigned const by_window = k - 11;
+    unsigned const by_length = 2 * k / 3;
+    return by_window > by_length ? by_window : by_length;
+}
+
+// B for a first level of `slots` canonical slots: the largest with slots / 2^B >= 32 (0: the table
+// is too small for windows to matter; the scheme is then plain).
+constexpr unsigned locality_window_bits(uint64_t slots) noexcept {
+    if (slots < 2 * min_window_slots) return 0;
+    return static_cast<unsigned>(std::bit_width(slots / min_window_slots)) - 1;
+}
+
+// The hash scheme of an index: what the header stores.
+struct hash_scheme_params {
+    hash_scheme scheme = hash_scheme::plain;
+    unsigned minimizer_length = 0;  // m
+    unsigned window_bits = 0;       // B, 1..40
+    // Bit i set: window i is overloaded (its k-mers take the plain hash). 2^B bits.
+    std::vector<uint64_t> overloaded;
+};
+
+// A bitmap with the windows (of 2^window_bits) whose k-mer positions exceed the overload
+// threshold, from counts per finer window (2^fine_bits >= 2^window_bits; a window's count is the
+// sum of its 2^(fine_bits - window_bits) fine ones, as the fine windows are the finer prefixes of
+// the same minimizer hash). slots: the first level's canonical slots.
+inline std::vector<uint64_t> overloaded_windows(std::span<uint16_t const> fine_counts,
+                                                unsigned fine_bits, unsigned window_bits,
+                                                uint64_t slots) {
+    uint64_t const windows = uint64_t{1} << window_bits;
+    std::vector<uint64_t> bits((windows + 63) / 64, 0);
+    double const threshold =
+        overload_factor * static_cast<double>(slots) / static_cast<double>(windows);
+    uint64_t const group = uint64_t{1} << (fine_bits - window_bits);
+    for (uint64_t w = 0; w < windows; ++w) {
+        uint64_t sum = 0;
+        for (uint64_t i = w * group; i < (w + 1) * group; ++i) sum += fine_counts[i];
+        if (static_cast<double>(sum) > threshold) bits[w / 64] |= uint64_t{1} << (w % 64);
+    }
+    return bits;
+}
+
+// The plain scheme over a sequence: f(h) for every canonical k-mer, in order.
+class plain_kmer_hashing {
+  public:
+    plain_kmer_hashing(unsigned k, uint64_t seed) : scanner_(k), hasher_{seed} {}
+
+    unsigned k() const noexcept { return scanner_.k(); }
+
+    // f returns void, or bool (false stops the scan; for_each then returns false).
+    template <typename F>
+    bool for_each(std::string_view seq, F&& f) const {
+        return scanner_.for_each(seq,
+                                 [&](uint64_t canonical, size_t) { return f(hasher_(canonical)); });
+    }
+
+  private:
+    kmer_scanner scanner_;
+    kmer_hasher hasher_;
+};
+
+// The minimizer_local scheme over a sequence. `overloaded` (2^window_bits bits, or empty for none)
+// must outlive it.
+class local_kmer_hashing {
+  public:
+    local_kmer_hashing(unsigned k, uint64_t seed, unsigned minimizer_length, unsigned window_bits,
+                       std::span<uint64_t const> overloaded)
+        : scanner_(k, minimizer_length, seed),
+          hasher_{seed},
+          window_bits_(window_bits),
+          overloaded_(overloaded) {
+        if (window_bits < 1 || window_bits > max_window_bits)
+            throw usage_error("locality window bits must be in 1..40, not " +
+                              std::to_string(window_bits));
+        if (!overloaded.empty() && overloaded.size() * 64 < (uint64_t{1} << window_bits))
+            throw usage_error("locality: the overloaded-window bitmap is too short");
+    }
+
+    unsigned k() const noexcept { return scanner_.k(); }
+
+    template <typename F>
+    bool for_each(std::string_view seq, F&& f) const {
+        unsigned const bits = window_bits_;
+        uint64_t const top_mask = ~(~uint64_t{0} >> bits);
+        uint64_t const* const marks = overloaded_.data();
+        bool const any_marks = !overloaded_.empty();
+        // The prefix and shift of the current minimizer, recomputed only when it changes (once
+        // per super-k-mer). The sentinel is set up from a real value so no flag is needed.
+        uint64_t last = 0, prefix = 0;
+        unsigned shift = 0;
+        auto enter = [&](uint64_t minimizer) {
+            last = minimizer;
+            uint64_t const spread = minimizer_spread(minimizer);
+            uint64_t const window = spread >> (64 - bits);
+            bool const plain = any_marks && ((marks[window / 64] >> (window % 64)) & 1) != 0;
+            prefix = plain ? 0 : spread & top_mask;
+            shift = plain ? 0 : bits;
+        };
+        enter(0);
+        return scanner_.for_each(seq, [&](uint64_t canonical, uint64_t minimizer) {
+            if (minimizer != last) [[unlikely]]
+                enter(minimizer);
+            return f(prefix | (hasher_(canonical) >> shift));
+        });
+    }
+
+  private:
+    minimizer_scanner scanner_;
+    kmer_hasher hasher_;
+    unsigned window_bits_;
+    std::span<uint64_t const> overloaded_;
+};
+
+// Calls f with the hashing object of `scheme` (one instantiation per scheme: the choice is made
+// once per command, not per k-mer).
+template <typename F>
+decltype(auto) with_kmer_hashing(unsigned k, uint64_t seed, hash_scheme_params const& scheme,
+                                 F&& f) {
+    if (scheme.scheme == hash_scheme::minimizer_local)
+        return f(local_kmer_hashing(k, seed, scheme.minimizer_length, scheme.window_bits,
+                                    scheme.overloaded));
+    return f(plain_kmer_hashing(k, seed));
+}
+
+}  // namespace qmer

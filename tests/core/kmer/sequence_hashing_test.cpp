@@ -1,0 +1,166 @@
+// Tests of core/kmer/sequence_hashing.hpp: what the minimizer-local scheme promises the filters
+// (a hash per k-mer that depends on the k-mer alone, locality within a super-k-mer, the plain hash
+// in overloaded windows) and how the build decides which windows are overloaded.
+
+#include "core/kmer/sequence_hashing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/kmer/hash.hpp"
+#include "core/kmer/minimizer.hpp"
+
+namespace {
+
+std::string random_bases(std::mt19937_64& rng, size_t n) {
+    std::string s(n, 'A');
+    for (auto& c : s) c = "ACGT"[rng() % 4];
+    return s;
+}
+
+template <typename Hashing>
+std::vector<uint64_t> hashes_of(Hashing const& hashing, std::string const& seq) {
+    std::vector<uint64_t> out;
+    hashing.for_each(seq, [&](uint64_t h) { out.push_back(h); });
+    return out;
+}
+
+TEST(plain_kmer_hashing, is_the_kmer_hasher_of_every_canonical_kmer) {
+    std::mt19937_64 rng(1);
+    std::string const seq = random_bases(rng, 500);
+    std::vector<uint64_t> expected;
+    qmer::kmer_hasher const hasher{42};
+    qmer::kmer_scanner(31).for_each(seq,
+                                    [&](uint64_t x, size_t) { expected.push_back(hasher(x)); });
+    EXPECT_EQ(hashes_of(qmer::plain_kmer_hashing(31, 42), seq), expected);
+}
+
+TEST(local_kmer_hashing, top_bits_come_from_the_minimizer_and_the_rest_from_the_kmer) {
+    std::mt19937_64 rng(2);
+    std::string const seq = random_bases(rng, 3000);
+    unsigned const bits = 20;
+    qmer::local_kmer_hashing const local(31, 9, 20, bits, {});
+    auto const h = hashes_of(local, seq);
+    std::vector<uint64_t> kmers, minimizers;
+    qmer::minimizer_scanner(31, 20, 9).for_each(seq, [&](uint64_t x, uint64_t mz) {
+        kmers.push_back(x);
+        minimizers.push_back(qmer::minimizer_spread(mz));
+    });
+    ASSERT_EQ(h.size(), kmers.size());
+    qmer::kmer_hasher const hasher{9};
+    for (size_t i = 0; i < h.size(); ++i) {
+        EXPECT_EQ(h[i] >> (64 - bits), minimizers[i] >> (64 - bits));
+        EXPECT_EQ(h[i] << bits, hasher(kmers[i]) >> bits << bits);
+    }
+}
+
+// What makes the scheme safe to query: a k-mer's hash is the same whatever read it sits in.
+TEST(local_kmer_hashing, a_kmers_hash_does_not_depend_on_its_context) {
+    std::mt19937_64 rng(3);
+    std::string const seq = random_bases(rng, 2000);
+    std::vector<uint64_t> marks(1 << 10, 0x5555555555555555ULL);  // every other window plain
+    qmer::local_kmer_hashing const local(31, 0, 20, 16, marks);
+    auto const whole = hashes_of(local, seq);
+    for (size_t i = 0; i + 31 <= seq.size(); i += 13)
+        EXPECT_EQ(hashes_of(local, seq.substr(i, 31)), std::vector<uint64_t>{whole[i]});
+}
+
+TEST(local_kmer_hashing, overloaded_windows_take_the_plain_hash) {
+    std::mt19937_64 rng(4);
+    std::string const seq = random_bases(rng, 4000);
+    unsigned const bits = 12;
+    std::vector<uint64_t> marks(64, 0);
+    std::vector<uint64_t> minimizers, kmers;
+    qmer::minimizer_scanner(31, 20, 0).for_each(seq, [&](uint64_t x, uint64_t mz) {
+        kmers.push_back(x);
+        minimizers.push_back(qmer::minimizer_spread(mz));
+    });
+    std::set<uint64_t> plain_windows;
+    for (size_t i = 0; i < minimizers.size(); i += 50) plain_windows.insert(minimizers[i] >> 52);
+    for (uint64_t w : plain_windows) marks[w / 64] |= uint64_t{1} << (w % 64);
+    auto const h = hashes_of(qmer::local_kmer_hashing(31, 0, 20, bits, marks), seq);
+    qmer::kmer_hasher const hasher{0};
+    size_t plain = 0;
+    for (size_t i = 0; i < h.size(); ++i) {
+        bool const overloaded = plain_windows.count(minimizers[i] >> 52) != 0;
+        uint64_t const expected =
+            overloaded ? hasher(kmers[i]) : (minimizers[i] >> 52 << 52) | (hasher(kmers[i]) >> 12);
+        EXPECT_EQ(h[i], expected) << i;
+        plain += overloaded;
+    }
+    EXPECT_GT(plain, 0u);
+    EXPECT_LT(plain, h.size());
+}
+
+// The regression of the first draft, which took the window from the minimizer's own top bits: a
+// minimizer is the smallest of w hashes, so those bits are small (most k-mers went to the first
+// windows and the table's offsets overflowed). Top 6 bits over 200 k random k-mers (in ~30 k
+// super-k-mers): every 64th of the table within 25% of its share.
+TEST(local_kmer_hashing, hashes_spread_evenly_over_the_table) {
+    std::mt19937_64 rng(6);
+    std::string const seq = random_bases(rng, 200'030);
+    std::vector<size_t> per_part(64, 0);
+    size_t n = 0;
+    qmer::local_kmer_hashing(31, 0, 20, 16, {}).for_each(seq, [&](uint64_t h) {
+        ++per_part[h >> 58];
+        ++n;
+    });
+    for (size_t part = 0; part < 64; ++part) {
+        EXPECT_GT(per_part[part], n / 64 * 3 / 4) << part;
+        EXPECT_LT(per_part[part], n / 64 * 5 / 4) << part;
+    }
+}
+
+TEST(local_kmer_hashing, rejects_bad_parameters) {
+    std::vector<uint64_t> short_marks(1, 0);
+    EXPECT_THROW(qmer::local_kmer_hashing(31, 0, 20, 0, {}), qmer::usage_error);
+    EXPECT_THROW(qmer::local_kmer_hashing(31, 0, 20, 41, {}), qmer::usage_error);
+    EXPECT_THROW(qmer::local_kmer_hashing(31, 0, 20, 7, short_marks), qmer::usage_error);
+    EXPECT_NO_THROW(qmer::local_kmer_hashing(31, 0, 20, 6, short_marks));
+}
+
+TEST(locality_window_bits, windows_span_32_to_64_slots) {
+    EXPECT_EQ(qmer::locality_window_bits(63), 0u);
+    EXPECT_EQ(qmer::locality_window_bits(64), 1u);
+    for (uint64_t slots :
+         {64ull, 100ull, 1000ull, 53056ull, 1ull << 20, 20'000'000ull, 3'000'000'000ull}) {
+        unsigned const b = qmer::locality_window_bits(slots);
+        double const window = static_cast<double>(slots) / static_cast<double>(uint64_t{1} << b);
+        EXPECT_GE(window, 32.0) << slots;
+        EXPECT_LT(window, 64.0) << slots;
+    }
+}
+
+TEST(locality_minimizer_length, gives_windows_of_at_most_12_kmers_from_k_16) {
+    EXPECT_EQ(qmer::locality_minimizer_length(15), 0u);
+    EXPECT_EQ(qmer::locality_minimizer_length(31), 20u);
+    for (unsigned k = 16; k <= 32; ++k) {
+        unsigned const m = qmer::locality_minimizer_length(k);
+        EXPECT_GE(m, 2 * k / 3) << k;
+        EXPECT_LE(k - m + 1, 12u) << k;
+        EXPECT_NO_THROW(qmer::minimizer_scanner(k, m, 0));
+    }
+}
+
+// The counts per fine window add up into coarser windows; a window is overloaded when its sum
+// exceeds 1.75 times its slots.
+TEST(overloaded_windows, sums_fine_windows_and_marks_those_over_the_threshold) {
+    // 1024 slots, 4 windows of 256 slots (threshold 448), counted at 16 fine windows.
+    std::vector<uint16_t> fine(16, 100);  // 400 per window
+    fine[5] = 149;                        // window 1: 449
+    fine[8] = 148;                        // window 2: 448, not over
+    fine[15] = 0x8000;                    // window 3: saturated
+    auto const bits = qmer::overloaded_windows(fine, 4, 2, 1024);
+    ASSERT_EQ(bits.size(), 1u);
+    EXPECT_EQ(bits[0], 0b1010u);
+    // At the fine level itself (16 windows of 64 slots, threshold 112).
+    auto const fine_bits = qmer::overloaded_windows(fine, 4, 4, 1024);
+    EXPECT_EQ(fine_bits[0], (1u << 5) | (1u << 8) | (1u << 15));
+}
+
+}  // namespace
