@@ -43,6 +43,9 @@ void setup_index(CLI::App& app, index_options& o) {
         ->check(CLI::Range(min_fill, max_fill))
         ->capture_default_str();
     app.add_flag("--append", o.append, "Add the references to an existing expandable index");
+    app.add_flag("--plain-hash", o.plain_hash,
+                 "Hash each k-mer on its own, without minimizer locality (see README, Super-k-mer "
+                 "locality)");
     app.add_option("--max-memory", o.max_memory,
                    "Stop if the index would need more memory than this (e.g. 16G; default: 80% "
                    "of the machine's or the cgroup's memory)");

@@ -26,6 +26,10 @@ struct index_options {
     uint64_t expected = 0;       // expected distinct k-mers; 0 = unknown
     uint64_t seed = 0;           // XXH3 seed stored in the index
     bool append = false;         // add references to an existing expandable index
+    // Hash every k-mer on its own (the plain scheme) even where the build could make the index
+    // minimizer-local (core/kmer/sequence_hashing.hpp): for comparisons, and for indexes that
+    // must answer like format 1-3 ones.
+    bool plain_hash = false;
     bool quiet = false;
     std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)

@@ -353,13 +353,21 @@ void build_index(index_options const& o, unsigned threads) {
             throw usage_error("'" + o.output + "' was built with --seed " +
                               std::to_string(header.hash_seed) + "; append with --seed " +
                               std::to_string(header.hash_seed));
+        if (o.plain_hash && header.hash.scheme != hash_scheme::plain)
+            throw usage_error("'" + o.output +
+                              "' is minimizer-local: its new k-mers must be hashed the same way, "
+                              "drop --plain-hash");
         filter = codec::load(existing);
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
         if (expected == 0 && codec::grows) {
             measured = all_rereadable(o.references);
-            if (measured) census = count_references(o, threads, Kind == filter_kind::expandable);
+            // Minimizer-local hashing needs the census's window counts: only the default filter
+            // built from files gets it (core/kmer/sequence_hashing.hpp).
+            if (measured)
+                census =
+                    count_references(o, threads, Kind == filter_kind::expandable && !o.plain_hash);
             expected =
                 measured ? census.distinct_estimate : estimate_kmers_from_sizes(o.references);
         } else if (expected == 0) {

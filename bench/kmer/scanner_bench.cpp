@@ -6,6 +6,10 @@
 //   scan/K         canonical k-mers, summed so the compiler cannot drop the loop
 //   scan_hash/K    canonical k-mers hashed with XXH3 (kmer_hasher), hashes summed
 //   count/K        count_valid_kmers, what a query computes as "k-mers scanned"
+//   minimizers/K   canonical k-mers with their minimizers (minimizer_scanner, m for k as qmer
+//                  index picks it), both summed
+//   local_hash/K   the minimizer-local scheme's hashes (local_kmer_hashing, 2^20 windows, none
+//                  overloaded), summed: what a query of a minimizer-local index computes per k-mer
 // bench/kmer/README.md gives the ratios to encode_only, all measured in one run of this program.
 
 #include <benchmark/benchmark.h>
@@ -17,6 +21,7 @@
 #include "core/kmer/encoding.hpp"
 #include "core/kmer/hash.hpp"
 #include "core/kmer/scanner.hpp"
+#include "core/kmer/sequence_hashing.hpp"
 
 namespace {
 
@@ -86,10 +91,37 @@ void count(benchmark::State& state) {
     set_counters(state);
 }
 
+void minimizers(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const k = static_cast<unsigned>(state.range(0));
+    qmer::minimizer_scanner const scanner(k, qmer::locality_minimizer_length(k), 0x5EED);
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        scanner.for_each(
+            seq, [&](uint64_t canonical, uint64_t minimizer) { sum += canonical ^ minimizer; });
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
+void local_hash(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const k = static_cast<unsigned>(state.range(0));
+    qmer::local_kmer_hashing const hashing(k, 0x5EED, qmer::locality_minimizer_length(k), 20, {});
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        hashing.for_each(seq, [&](uint64_t h) { sum += h; });
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
 BENCHMARK(encode_only)->Unit(benchmark::kMillisecond);
 BENCHMARK(scan)->Arg(21)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(scan_hash)->Arg(21)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(count)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(minimizers)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(local_hash)->Arg(31)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -12,9 +12,8 @@
 // (core/kmer/locality_hash.hpp). It depends on the k-mer alone, never on the bases around it.
 //
 // Cost: the m-mer's two strands are bit fields of the k-mer's (the last m bases of the forward
-// strand, the first m of the reverse one), so a base adds one mix and a ring write; the window's
-// minimum is kept incrementally and only rescanned (w values) when it leaves the window, which on
-// random sequence happens about once per 2 / (w + 1) of the bases.
+// strand, the first m of the reverse one), so a base adds one multiply and the sliding minimum's
+// few min()s (see for_each).
 //
 // FIXED FOREVER (like core/kmer/hash.hpp): minimizer_hash() decides where an indexed k-mer is
 // stored; changing it silently loses every k-mer of an index built with it. A change needs a new
@@ -31,17 +30,14 @@
 
 namespace qmer {
 
-// The hash that orders m-mers: the murmur3 64-bit finalizer (a bijection of 64-bit words with full
-// avalanche) of the canonical m-mer xor a salt from the index's seed. A bijection: two m-mers tie
-// only if they are the same m-mer, so the minimizer value is well defined.
+// The hash that orders m-mers: the canonical m-mer xor a salt from the index's seed, times an odd
+// constant (a bijection of 64-bit words, so two m-mers tie only if they are the same m-mer and the
+// minimizer value is well defined). One multiply per base: the order only has to look random
+// (every high bit of the product depends on every bit of the m-mer), as Kraken 2's xor with a
+// constant does; where a minimizer's k-mers go is decided by minimizer_spread, a full mix.
 constexpr uint64_t minimizer_hash(uint64_t canonical_mmer, uint64_t seed) noexcept {
-    uint64_t x = canonical_mmer ^ (seed * 0x9E3779B97F4A7C15ULL + 0x5851F42D4C957F2DULL);
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ULL;
-    x ^= x >> 33;
-    return x;
+    return (canonical_mmer ^ (seed * 0x9E3779B97F4A7C15ULL + 0x5851F42D4C957F2DULL)) *
+           0xD6E8FEB86659FD93ULL;
 }
 
 // Where a minimizer's k-mers go (core/kmer/sequence_hashing.hpp): another bijective mix of the
@@ -88,56 +84,69 @@ template <typename F>
 bool minimizer_scanner::for_each(std::string_view seq, F&& f) const {
     using result_t = std::invoke_result_t<F&, uint64_t, uint64_t>;
     constexpr bool can_stop = std::is_same_v<result_t, bool>;
-    constexpr uint64_t ring_mask = max_window - 1;
 
     unsigned const k = k_, m = m_;
-    uint64_t const w = k - m + 1;
+    unsigned const w = k - m + 1;
     uint64_t const seed = seed_;
     uint64_t const kmask = kmer_mask(k);
     uint64_t const mmask = kmer_mask(m);
     unsigned const mmer_shift = 2 * (k - m);  // the reverse strand's first m bases
     uint64_t const top = uint64_t{1} << (2 * (k - 1));
     uint64_t const complement_at_top[4] = {3 * top, 2 * top, top, 0};
-    uint64_t ring[max_window];
+    // The sliding minimum of van Herk and Gil & Werman: the m-mer hashes are cut into blocks of
+    // w; the window of the k-mer ending at offset i of the current block is the suffix of the
+    // previous block from offset i + 1 (suffix[i + 1], with suffix[w] empty) and the prefix of
+    // this one up to i (prefix). Two min()s per base and w more per w bases, with no
+    // data-dependent branch (a minimum kept incrementally mispredicts whenever a new one
+    // arrives or the old one leaves the window).
+    uint64_t block[max_window];
+    uint64_t suffix[max_window + 1];
+    constexpr uint64_t none = ~uint64_t{0};
 
     char const* p = seq.data();
     char const* const end = p + seq.size();
     uint64_t forward = 0, reverse = 0;
     while (p != end) {
-        // One run of bases: `bases` counts them, `mmers` the m-mers seen (index of the next).
-        uint64_t bases = 0, mmers = 0;
-        uint64_t minimum = ~uint64_t{0};
-        uint64_t minimum_at = 0;
+        // One run of bases: the first m - 1 fill the strands, then every base ends an m-mer.
+        unsigned bases = 0;
+        while (bases + 1 < m && p != end) {
+            uint8_t const code = encode_base(*p++);
+            if (code == invalid_base) [[unlikely]] {
+                bases = 0;
+                continue;
+            }
+            forward = ((forward << 2) + code) & kmask;
+            reverse = (reverse >> 2) | complement_at_top[code];
+            ++bases;
+        }
+        if (bases + 1 < m) return true;  // the sequence ended inside a run shorter than m
+        // mmers: m-mers of this run so far; i: offset in the current block.
+        uint64_t mmers = 0;
+        unsigned i = 0;
+        uint64_t prefix = none;
+        for (unsigned j = 0; j <= w; ++j) suffix[j] = none;
         while (p != end) {
             uint8_t const code = encode_base(*p++);
             if (code == invalid_base) [[unlikely]]
                 break;
             forward = ((forward << 2) + code) & kmask;
             reverse = (reverse >> 2) | complement_at_top[code];
-            if (++bases < m) continue;
             uint64_t const mf = forward & mmask;
             uint64_t const mr = reverse >> mmer_shift;
             uint64_t const hm = minimizer_hash(mf < mr ? mf : mr, seed);
-            uint64_t const at = mmers++;
-            ring[at & ring_mask] = hm;
-            // The window of the k-mer ending here: m-mers at - w + 1 .. at. Ties keep the newest
-            // (it stays in the window longest); only the value is reported, so ties cannot
-            // change it.
-            if (hm <= minimum) {
-                minimum = hm;
-                minimum_at = at;
-            } else if (minimum_at + w <= at) {
-                minimum = hm;
-                minimum_at = at;
-                for (uint64_t i = at - w + 1; i < at; ++i) {
-                    uint64_t const v = ring[i & ring_mask];
-                    if (v < minimum) {
-                        minimum = v;
-                        minimum_at = i;
-                    }
-                }
+            block[i] = hm;
+            prefix = hm < prefix ? hm : prefix;
+            uint64_t const later = suffix[i + 1];
+            uint64_t const minimum = later < prefix ? later : prefix;
+            ++mmers;
+            if (++i == w) {
+                suffix[w] = none;
+                for (unsigned j = w; j-- > 0;)
+                    suffix[j] = block[j] < suffix[j + 1] ? block[j] : suffix[j + 1];
+                prefix = none;
+                i = 0;
             }
-            if (bases < k) continue;
+            if (mmers < w) continue;  // the k-mer is not complete yet
             uint64_t const canon = forward < reverse ? forward : reverse;
             if constexpr (can_stop) {
                 if (!f(canon, minimum)) return false;

@@ -15,25 +15,30 @@
 // instead of one random line per k-mer. Every filter maps h monotonically to its fingerprint
 // (core/qf/fingerprint.hpp), so this needs nothing from the filters.
 //
-// Why the false-positive bound still holds:
+// Why the false-positive rate stays under --fpr:
 //  - a k-mer unrelated to the index: its minimizer hash and its own hash are independent uniform
 //    bits, so h is uniform and it matches a stored fingerprint with probability n / M, as before;
 //  - a k-mer *near* the index (it covers a sequencing error, or comes from a near strain) often
 //    shares its minimizer with stored k-mers, so it lands in a window that is certainly used. Its
 //    own bits are still uniform within the window (W slots, W 2^r fingerprints), so it matches
-//    with probability (stored fingerprints in the window) / (W 2^r). A window of average load
-//    holds fill * W of them, which gives the plain rate; a window that repeats or low-complexity
-//    sequence overloads (one minimizer shared by thousands of k-mers) would not. So the build
-//    counts, in its distinct-count pass, the k-mer positions that fall in each window, and marks
-//    the windows holding more than 1.75 W as overloaded: their k-mers take the plain hash
-//    (h = kmer_hasher(k-mer)). The marks are stored in the index (a bit per window) and the query
-//    reads them once per super-k-mer. Every window then holds at most 1.75 W local k-mers plus
-//    its share of the plain ones, so a near k-mer matches with probability at most
-//    (1.75 + fill * plain fraction) 2^-r, below the 1.96 2^-r that the expandable filter's
-//    Theorem 2 sum reserves for the level 0 of a one-level index (core/qf/expandable.hpp).
-//    Measured in bench/qf/LOCALITY.md.
+//    with probability L / (W 2^r), L the fingerprints stored in that window. Over all near k-mers
+//    this averages to about (fill + E[S^2] / (E[S] W)) 2^-r, S the k-mers per minimizer (~6.5,
+//    at most w = 12 on non-repetitive sequence): ~1.2x the plain rate at W = 32, well inside the
+//    factor ~2 between the plain rate (0.95 2^-r) and the bound the expandable filter sizes r for
+//    (core/qf/expandable.hpp, Theorem 2: ~1.96 2^-r).
+//  - what would break it is a window that repeats or low-complexity sequence overloads (one
+//    minimizer shared by the k-mers of thousands of mutated copies): L then grows without bound,
+//    and so would the run lengths and offsets of the table. So the build counts, in its
+//    distinct-count pass, the k-mer positions that fall in each window and marks the windows
+//    holding more than 2.5 W as overloaded: their k-mers take the plain hash
+//    (h = kmer_hasher(k-mer)). The marks are stored in the index (a bit per window) and the
+//    query reads them once per k-mer (the same word for a whole super-k-mer). A near k-mer then
+//    matches with probability at most 2.5 2^-r in the fullest window allowed (1.2e-3 at the
+//    default r = 11) and about the plain rate on average: measured in bench/qf/LOCALITY.md.
+//    2.5 rather than a tighter factor: window loads vary (compound Poisson), and at 1.75 even
+//    random sequence marked 7.5% of the windows, which cost a third more cache lines per read.
 //  - positions counted are an upper bound of distinct k-mers, so the marks err only towards
-//    "overloaded" (less locality, never a weaker bound).
+//    "overloaded" (less locality, never a larger window load).
 //
 // No false negatives: the hash of a k-mer depends on the k-mer, the seed and the stored marks
 // only, and the query computes it the same way.
@@ -59,7 +64,7 @@ enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1 };
 // bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
 inline constexpr uint64_t min_window_slots = 32;
 // A window holding more k-mer positions than this times its slots is overloaded.
-inline constexpr double overload_factor = 1.75;
+inline constexpr double overload_factor = 2.5;
 
 // B never exceeds this: 2^40 windows is far beyond any table (the filters' quotient bits stop at
 // 40).
@@ -155,23 +160,16 @@ class local_kmer_hashing {
         uint64_t const top_mask = ~(~uint64_t{0} >> bits);
         uint64_t const* const marks = overloaded_.data();
         bool const any_marks = !overloaded_.empty();
-        // The prefix and shift of the current minimizer, recomputed only when it changes (once
-        // per super-k-mer). The sentinel is set up from a real value so no flag is needed.
-        uint64_t last = 0, prefix = 0;
-        unsigned shift = 0;
-        auto enter = [&](uint64_t minimizer) {
-            last = minimizer;
+        // Branch-free per k-mer: a test "has the minimizer changed?" mispredicts once per
+        // super-k-mer, which cost more than the mix and the bitmap load it would save.
+        return scanner_.for_each(seq, [&](uint64_t canonical, uint64_t minimizer) {
             uint64_t const spread = minimizer_spread(minimizer);
             uint64_t const window = spread >> (64 - bits);
-            bool const plain = any_marks && ((marks[window / 64] >> (window % 64)) & 1) != 0;
-            prefix = plain ? 0 : spread & top_mask;
-            shift = plain ? 0 : bits;
-        };
-        enter(0);
-        return scanner_.for_each(seq, [&](uint64_t canonical, uint64_t minimizer) {
-            if (minimizer != last) [[unlikely]]
-                enter(minimizer);
-            return f(prefix | (hasher_(canonical) >> shift));
+            uint64_t const plain =
+                any_marks ? (marks[window / 64] >> (window % 64)) & 1 : uint64_t{0};
+            uint64_t const keep = plain - 1;  // all ones for a local window, else zero
+            unsigned const shift = bits & static_cast<unsigned>(keep);
+            return f((spread & top_mask & keep) | (hasher_(canonical) >> shift));
         });
     }
 

@@ -125,6 +125,20 @@ TEST_F(locality, append_keeps_the_scheme_and_every_kmer) {
     expect_every_kmer_found("idx.qmer", "reads.fq");
 }
 
+TEST_F(locality, plain_hash_builds_the_plain_scheme_with_the_same_kmers) {
+    std::mt19937_64 rng(19);
+    std::string const ref = random_bases(rng, 50'000);
+    write_file("ref.fa", ">ref\n" + ref + "\n");
+    write_file("reads.fq", reads_from(ref));
+    ASSERT_EQ(qmer({"index", "-q", "--plain-hash", "-o", "plain.qmer", "ref.fa"}).exit_code, 0);
+    ASSERT_EQ(qmer({"index", "-q", "-o", "local.qmer", "ref.fa"}).exit_code, 0);
+    EXPECT_NE(info("plain.qmer").find("hash scheme:    plain"), std::string::npos);
+    expect_every_kmer_found("plain.qmer", "reads.fq");
+    // Appending to a minimizer-local index must hash its way: --plain-hash is refused.
+    auto const r = qmer({"index", "--append", "-q", "--plain-hash", "-o", "local.qmer", "ref.fa"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
 // Regression: --append hashed the new k-mers with --seed (default 0) whatever seed the index was
 // built with, so an index built with --seed 7 lost every appended k-mer. It is now refused.
 TEST_F(locality, append_with_another_seed_is_refused) {

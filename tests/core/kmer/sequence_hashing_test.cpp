@@ -148,17 +148,17 @@ TEST(locality_minimizer_length, gives_windows_of_at_most_12_kmers_from_k_16) {
 }
 
 // The counts per fine window add up into coarser windows; a window is overloaded when its sum
-// exceeds 1.75 times its slots.
+// exceeds 2.5 times its slots.
 TEST(overloaded_windows, sums_fine_windows_and_marks_those_over_the_threshold) {
-    // 1024 slots, 4 windows of 256 slots (threshold 448), counted at 16 fine windows.
-    std::vector<uint16_t> fine(16, 100);  // 400 per window
-    fine[5] = 149;                        // window 1: 449
-    fine[8] = 148;                        // window 2: 448, not over
+    // 1024 slots, 4 windows of 256 slots (threshold 640), counted at 16 fine windows.
+    std::vector<uint16_t> fine(16, 150);  // 600 per window
+    fine[5] = 191;                        // window 1: 641
+    fine[8] = 190;                        // window 2: 640, not over
     fine[15] = 0x8000;                    // window 3: saturated
     auto const bits = qmer::overloaded_windows(fine, 4, 2, 1024);
     ASSERT_EQ(bits.size(), 1u);
     EXPECT_EQ(bits[0], 0b1010u);
-    // At the fine level itself (16 windows of 64 slots, threshold 112).
+    // At the fine level itself (16 windows of 64 slots, threshold 160).
     auto const fine_bits = qmer::overloaded_windows(fine, 4, 4, 1024);
     EXPECT_EQ(fine_bits[0], (1u << 5) | (1u << 8) | (1u << 15));
 }
