@@ -139,27 +139,11 @@ struct huge_words {
     uint64_t* p;
 };
 
-// The table with a wider prefetch: the canonical slot's block and the `extra` blocks after it
-// (where a displaced run lies).
-struct wide_prefetch {
-    qf::rank_select_table const& table;
-    unsigned extra;
-    void prefetch(uint64_t h) const noexcept {
-        table.prefetch(h);
-        uint64_t const* line =
-            table.words().data() + (table.geometry().quotient(h) / table.shape().block_slots()) * 8;
-        for (unsigned i = 1; i <= extra; ++i)
-            if (line + 8 * i < table.words().data() + table.words().size())
-                prefetch_for_read(line + 8 * i);
-    }
-    bool contains(uint64_t h) const noexcept { return table.contains(h); }
-};
-
 struct result {
     double overloaded = 0, mean_shift = 0;
     uint64_t max_shift = 0, max_run = 0;
     double lines_near = 0, lines_absent = 0, ns_near = 1e18, ns_absent = 1e18;
-    double ns_hash = 1e18, ns_near_wide = 1e18, ns_absent_wide = 1e18;
+    double ns_hash = 1e18;
     double fpr_random = 0, fpr_near = 0;
     uint64_t near_absent_kmers = 0;
     double bits_per_kmer = 0;
@@ -246,16 +230,6 @@ result measure(Hashing const& hashing, std::string const& ref, uint64_t distinct
         asm volatile("" : "+r"(hits) : : "memory");
         return seconds_since(t0) * 1e9 / static_cast<double>(kmers);
     };
-    wide_prefetch const wide{table, 2};
-    auto timed_wide = [&](std::vector<std::string> const& reads) {
-        uint64_t kmers = 0, hits = 0;
-        auto const t0 = clock_type::now();
-        for (auto const& r : reads)
-            kmers += app::for_each_kmer_hash(wide, hashing, r,
-                                             [&](uint64_t h) { hits += wide.contains(h); });
-        asm volatile("" : "+r"(hits) : : "memory");
-        return seconds_since(t0) * 1e9 / static_cast<double>(kmers);
-    };
     auto timed_hash = [&](std::vector<std::string> const& reads) {
         uint64_t kmers = 0, sum = 0;
         auto const t0 = clock_type::now();
@@ -270,8 +244,6 @@ result measure(Hashing const& hashing, std::string const& ref, uint64_t distinct
     for (int rep = 0; rep < 3; ++rep) {
         uint64_t kmers = 0, hits = 0;
         res.ns_hash = std::min(res.ns_hash, timed_hash(near));
-        res.ns_near_wide = std::min(res.ns_near_wide, timed_wide(near));
-        res.ns_absent_wide = std::min(res.ns_absent_wide, timed_wide(absent));
         res.ns_near = std::min(res.ns_near, timed(near, kmers, hits));
         res.ns_absent = std::min(res.ns_absent, timed(absent, kmers, hits));
         res.fpr_random = static_cast<double>(hits) / static_cast<double>(kmers);
@@ -336,7 +308,7 @@ int main(int argc, char** argv) {
         "r = %u, fill %.2f, 1 thread\n",
         bases, n_reads, n_reads, k, remainder_bits, fill);
     row("reference,scheme,distinct,bits_per_kmer,overloaded,max_shift,mean_shift,max_run,"
-        "lines_near,lines_absent,ns_near,ns_absent,ns_hash,ns_near_wide,ns_absent_wide,fpr_random,"
+        "lines_near,lines_absent,ns_near,ns_absent,ns_hash,fpr_random,"
         "fpr_near,near_kmers\n");
     for (char const* name : {"random", "repetitive"}) {
         if (!only.empty() && only != name) continue;
@@ -372,12 +344,12 @@ int main(int argc, char** argv) {
         double const share = static_cast<double>(marked) / static_cast<double>(uint64_t{1} << bits);
 
         auto print = [&](char const* scheme, result const& r) {
-            row("%s,%s,%llu,%.2f,%.4f,%llu,%.2f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.6f,%.6f,"
+            row("%s,%s,%llu,%.2f,%.4f,%llu,%.2f,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.6f,%.6f,"
                 "%llu\n",
                 name, scheme, static_cast<unsigned long long>(distinct), r.bits_per_kmer,
                 r.overloaded, static_cast<unsigned long long>(r.max_shift), r.mean_shift,
                 static_cast<unsigned long long>(r.max_run), r.lines_near, r.lines_absent, r.ns_near,
-                r.ns_absent, r.ns_hash, r.ns_near_wide, r.ns_absent_wide, r.fpr_random, r.fpr_near,
+                r.ns_absent, r.ns_hash,  r.fpr_random, r.fpr_near,
                 static_cast<unsigned long long>(r.near_absent_kmers));
             std::fflush(stdout);
         };
