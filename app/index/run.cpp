@@ -184,30 +184,14 @@ void insert_references(Filter& filter, Hashing const& hashing, index_options con
 }
 
 // The distinct-count pass, driven through insert_references() like a filter: every k-mer's hash
-// goes into a HyperLogLog sketch (16 KiB, 0.81% standard error). With the minimizer-local scheme
-// it also counts the k-mer positions per window of 2^fine_bits (core/kmer/sequence_hashing.hpp:
-// the windows that repeats overload), in 16-bit counters that stop rising at 2^15 (a few extra
-// increments from racing threads cannot wrap them, and any count that high is overloaded anyway).
+// goes into a HyperLogLog sketch (16 KiB, 0.81% standard error).
 struct distinct_counter {
     sketch::hyperloglog sketch;
-    unsigned fine_bits = 0;  // 0: plain hashes, no window counts
-    std::vector<uint16_t> window_positions;
-
     insert_result insert(uint64_t h) noexcept {
-        if (fine_bits == 0) {
-            sketch.add(h);
-            return insert_result::inserted;
-        }
-        // The k-mer's own hash bits first: the sketch reads its register from the top bits.
-        sketch.add(std::rotl(h, static_cast<int>(fine_bits)));
-        std::atomic_ref<uint16_t> count(window_positions[h >> (64 - fine_bits)]);
-        if (count.load(std::memory_order_relaxed) < 0x8000)
-            count.fetch_add(1, std::memory_order_relaxed);
+        sketch.add(h);
         return insert_result::inserted;
     }
-    size_t memory_bytes() const noexcept {
-        return sketch.memory_bytes() + window_positions.size() * sizeof(uint16_t);
-    }
+    size_t memory_bytes() const noexcept { return sketch.memory_bytes(); }
     size_t size() const noexcept { return 0; }
 };
 
@@ -224,86 +208,67 @@ bool all_rereadable(std::vector<std::string> const& paths) {
 struct reference_census {
     uint64_t distinct_estimate = 0;  // raised by 3 standard errors
     uint64_t kmer_positions = 0;
-    unsigned fine_bits = 0;  // 0: no window counts (plain hashing)
-    std::vector<uint16_t> window_positions;
 };
-
-// The window bits the census counts at: windows of ~32 slots of a first level sized for every
-// base of the references (an upper bound of their distinct k-mers; gzip counted at 4x), at most
-// 2^28 counters (512 MiB). The final window bits, from the measured count, are at most these:
-// coarser windows are sums of finer ones.
-unsigned census_window_bits(index_options const& o) {
-    if (locality_minimizer_length(o.k) == 0) return 0;
-    double const slots = static_cast<double>(estimate_kmers_from_sizes(o.references)) / o.fill;
-    return std::min(28u, locality_window_bits(static_cast<uint64_t>(slots)));
-}
 
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
 // pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
 // migrates the whole level), and the level ends as full as the estimate allows. The estimate is
 // raised by 3 standard errors, so level 0 holds every k-mer but about 1 time in 1000.
-reference_census count_references(index_options const& o, unsigned threads, bool windows) {
+reference_census count_references(index_options const& o, unsigned threads) {
     progress_meter silent("", true);  // the build's closing line stays the command's one line
     distinct_counter counter;
-    counter.fine_bits = windows ? census_window_bits(o) : 0;
-    counter.window_positions.assign(counter.fine_bits ? size_t{1} << counter.fine_bits : 0, 0);
     build_counts counts;
-    if (counter.fine_bits != 0) {
-        local_kmer_hashing const hashing(o.k, o.seed, locality_minimizer_length(o.k),
-                                         counter.fine_bits, {});
-        insert_references(counter, hashing, o, threads, counts, silent, ~uint64_t{0});
-    } else {
-        insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, silent,
-                          ~uint64_t{0});
-    }
-    reference_census census;
-    census.kmer_positions = counts.kmers.load();
+    insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, silent,
+                      ~uint64_t{0});
     double const estimate = counter.sketch.estimate();
-    census.distinct_estimate =
-        static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1;
-    census.fine_bits = counter.fine_bits;
-    census.window_positions = std::move(counter.window_positions);
-    return census;
+    return {
+        static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1,
+        counts.kmers.load()};
 }
 
-// The hash scheme of a new index: minimizer-local when the census counted windows and the first
-// level is large enough for them to matter, else plain.
-hash_scheme_params choose_hash_scheme(index_options const& o, reference_census const& census,
-                                      uint64_t first_level_slots) {
-    hash_scheme_params scheme;
-    unsigned const bits = std::min(census.fine_bits, locality_window_bits(first_level_slots));
-    if (bits == 0) return scheme;
-    scheme.scheme = hash_scheme::minimizer_local;
-    scheme.minimizer_length = locality_minimizer_length(o.k);
-    scheme.window_bits = bits;
-    scheme.overloaded =
-        overloaded_windows(census.window_positions, census.fine_bits, bits, first_level_slots);
-    return scheme;
-}
+// Hands op only the k-mers of overloaded windows (their plain hashes): the pass that inserts what
+// the sorted build dropped from those windows.
+struct overloaded_kmers_hashing {
+    local_kmer_hashing const& local;
+    template <typename F>
+    bool for_each(std::string_view seq, F&& f) const {
+        return local.for_each_tagged(seq, [&](uint64_t h, bool plain) {
+            if constexpr (std::is_same_v<std::invoke_result_t<F&, uint64_t>, bool>) {
+                return !plain || f(h);
+            } else {
+                if (plain) f(h);
+            }
+        });
+    }
+};
 
-// The sorted build of a counted first level (app/index/sorted_build.hpp): one or more passes over
-// the references gather fingerprints into buckets, each pass's buckets are sorted and appended to
-// level 0 in order. If level 0 filled up first (an estimate far too low), one more pass inserts
-// every k-mer the ordinary way. The first pass's counts are the build's.
-template <typename Hashing>
-void sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_options const& o,
-                  unsigned threads, build_counts& counts, progress_meter& progress,
-                  uint64_t max_memory, uint64_t kmer_positions) {
-    qf::geometry const g = filter.first_level_final_geometry();
-    // Half of what the table leaves of the memory limit, at most 4 GiB: more passes over the
-    // references cost less than swapping.
+// How many passes the sorted build needs for the buckets to fit what the table leaves of the
+// memory limit (half of it, at most 4 GiB: more passes over the references cost less than
+// swapping); 0 when even the most passes would not fit (insert k-mer by k-mer instead, which needs
+// no memory beyond the table).
+unsigned sorted_build_passes(qf::expandable_filter const& filter, uint64_t max_memory,
+                             uint64_t kmer_positions) {
     uint64_t const left =
         max_memory > filter.memory_bytes() ? max_memory - filter.memory_bytes() : 0;
     unsigned const passes =
         plan_passes(kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
-    // Even the most passes would hold more buckets than the limit leaves: insert instead, which
-    // needs no memory beyond the table.
     if (static_cast<double>(bucket_bytes_per_position) * static_cast<double>(kmer_positions) /
             passes >
-        static_cast<double>(left)) {
-        insert_references(filter, hashing, o, threads, counts, progress, max_memory);
-        return;
-    }
+        static_cast<double>(left))
+        return 0;
+    return passes;
+}
+
+// The sorted build of a counted first level (app/index/sorted_build.hpp): `passes` passes over the
+// references gather fingerprints into buckets, each pass's buckets are sorted and appended to
+// level 0 in order (with `marks`, overloaded windows are marked and their fingerprints dropped on
+// the way). False if level 0 filled up first (an estimate far too low): the caller then inserts
+// every k-mer the ordinary way. The first pass's counts are the build's.
+template <typename Hashing>
+bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_options const& o,
+                  unsigned threads, build_counts& counts, progress_meter& progress,
+                  uint64_t kmer_positions, unsigned passes, window_marks* marks) {
+    qf::geometry const g = filter.first_level_final_geometry();
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
     // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
     size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /
@@ -313,18 +278,50 @@ void sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_o
     for (unsigned pass = 0; pass < passes && complete; ++pass) {
         uint32_t const first = static_cast<uint32_t>(uint64_t{buckets} * pass / passes);
         uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / passes);
-        fingerprint_buckets collected(g, first, last, per_bucket);
+        fingerprint_buckets collected(g, first, last, per_bucket, marks);
         build_counts pass_counts;
         progress_meter silent("", true);
         insert_references(collected, hashing, o, threads, pass == 0 ? counts : pass_counts,
                           pass == 0 ? progress : silent, ~uint64_t{0});
         complete = collected.append_to(filter, state, threads);
     }
-    if (!complete) {
-        build_counts again;
-        progress_meter silent("", true);
-        insert_references(filter, hashing, o, threads, again, silent, max_memory);
+    return complete;
+}
+
+// The default filter from files: the sorted build when the buckets fit, minimizer-local unless
+// --plain-hash or k is too short (core/kmer/sequence_hashing.hpp); records the scheme in header.
+void build_counted_expandable(qf::expandable_filter& filter, io::index_header& header,
+                              index_options const& o, unsigned threads, build_counts& counts,
+                              progress_meter& progress, uint64_t max_memory,
+                              uint64_t kmer_positions) {
+    qf::geometry const g = filter.first_level_final_geometry();
+    unsigned const passes = fingerprint_buckets::supports(g)
+                                ? sorted_build_passes(filter, max_memory, kmer_positions)
+                                : 0;
+    plain_kmer_hashing const plain(o.k, o.seed);
+    unsigned const m = locality_minimizer_length(o.k);
+    unsigned const bits = locality_window_bits(g.canonical_slots());
+    if (passes == 0 || o.plain_hash || m == 0 || bits == 0) {
+        if (passes == 0 || !sorted_build(filter, plain, o, threads, counts, progress,
+                                         kmer_positions, passes, nullptr)) {
+            build_counts again;
+            insert_references(filter, plain, o, threads, passes == 0 ? counts : again, progress,
+                              max_memory);
+        }
+        return;
     }
+    window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
+    bool const complete = sorted_build(filter, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
+                                       threads, counts, progress, kmer_positions, passes, &marks);
+    header.hash = {hash_scheme::minimizer_local, m, bits, std::move(marks.bits)};
+    local_kmer_hashing const local(o.k, o.seed, m, bits, header.hash.overloaded);
+    build_counts again;
+    progress_meter silent("", true);
+    if (!complete)  // everything again, the ordinary way (inserts of stored ones are no-ops)
+        insert_references(filter, local, o, threads, again, silent, max_memory);
+    else if (marks.marked.load() != 0)  // what the marked windows dropped, hashed plainly
+        insert_references(filter, overloaded_kmers_hashing{local}, o, threads, again, silent,
+                          max_memory);
 }
 
 template <filter_kind Kind>
@@ -363,11 +360,7 @@ void build_index(index_options const& o, unsigned threads) {
         uint64_t expected = o.expected;
         if (expected == 0 && codec::grows) {
             measured = all_rereadable(o.references);
-            // Minimizer-local hashing needs the census's window counts: only the default filter
-            // built from files gets it (core/kmer/sequence_hashing.hpp).
-            if (measured)
-                census =
-                    count_references(o, threads, Kind == filter_kind::expandable && !o.plain_hash);
+            if (measured) census = count_references(o, threads);
             expected =
                 measured ? census.distinct_estimate : estimate_kmers_from_sizes(o.references);
         } else if (expected == 0) {
@@ -383,28 +376,26 @@ void build_index(index_options const& o, unsigned threads) {
         header.filter = o.filter;
         header.fpr = o.fpr;
         header.expected = o.expected;
-        if constexpr (Kind == filter_kind::expandable)
-            if (census.fine_bits != 0)
-                header.hash = choose_hash_scheme(
-                    o, census, filter->first_level_final_geometry().canonical_slots());
     }
 
     uint64_t const max_memory = memory_limit(o.max_memory);
     if (filter->memory_bytes() > max_memory)
         memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
-    census.window_positions = {};  // counted into header.hash: free before the build
     build_counts counts;
-    with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
-        if constexpr (Kind == filter_kind::expandable) {
-            if (measured && fingerprint_buckets::supports(filter->first_level_final_geometry()))
-                sorted_build(*filter, hashing, o, threads, counts, progress, max_memory,
-                             census.kmer_positions);
-            else
-                insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+    if constexpr (Kind == filter_kind::expandable) {
+        if (measured) {
+            build_counted_expandable(*filter, header, o, threads, counts, progress, max_memory,
+                                     census.kmer_positions);
         } else {
-            insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+            with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
+                insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+            });
         }
-    });
+    } else {
+        with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
+            insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
+        });
+    }
 
     // Tables that growing left behind are no longer read by anyone: free them before writing.
     if constexpr (requires { filter->release_retired_tables(); }) filter->release_retired_tables();

@@ -56,8 +56,9 @@ uint32_t fingerprint_buckets::bucket_count(qf::geometry g) noexcept {
 }
 
 fingerprint_buckets::fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last,
-                                         size_t reserve_per_bucket)
+                                         size_t reserve_per_bucket, window_marks* marks)
     : g_(g),
+      marks_(marks),
       low_bits_(g.fingerprint_bits() - bucket_bits_of(g)),
       low_mask_(low_bits_ == 0 ? 0 : ~uint64_t{0} >> (64 - low_bits_)),
       first_(first),
@@ -84,7 +85,49 @@ std::vector<uint64_t> fingerprint_buckets::gather(uint32_t bucket) {
     uint64_t const high = uint64_t{bucket} << low_bits_;
     for (size_t i = 0; i < lows.size(); ++i)
         if (i == 0 || lows[i] != lows[i - 1]) fps.push_back(high | lows[i]);
+    if (marks_ != nullptr) marks_->filter_bucket(fps, high, high + (uint64_t{1} << low_bits_));
     return fps;
+}
+
+void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64_t hi) {
+    unsigned const shift = 64 - window_bits;
+    uint64_t const space = g.fingerprint_space();
+    // The windows of the smallest and the largest hash with fingerprint fp.
+    auto first_window = [&](uint64_t fp) { return g.hash_of_fingerprint(fp) >> shift; };
+    auto last_window = [&](uint64_t fp) {
+        return fp + 1 < space ? (g.hash_of_fingerprint(fp + 1) - 1) >> shift
+                              : (~uint64_t{0}) >> shift;
+    };
+    // A window lies inside the bucket when its first and last fingerprints do.
+    auto inside = [&](uint64_t w) {
+        uint64_t const first_fp = g.fingerprint(w << shift);
+        uint64_t const last_fp = g.fingerprint(((w + 1) << shift) - 1);
+        return first_fp >= lo && last_fp < hi;
+    };
+    size_t out = 0;
+    for (size_t i = 0; i < fps.size();) {
+        uint64_t const w = first_window(fps[i]);
+        size_t j = i;
+        while (j < fps.size() && first_window(fps[j]) == w) ++j;
+        bool const overloaded = static_cast<double>(j - i) > threshold && inside(w);
+        if (overloaded) {
+            std::atomic_ref<uint64_t>(bits[w / 64])
+                .fetch_or(uint64_t{1} << (w % 64), std::memory_order_relaxed);
+            marked.fetch_add(1, std::memory_order_relaxed);
+        }
+        for (size_t t = i; t < j; ++t) {
+            // Dropped only if every hash with this fingerprint is in window w: one that a
+            // neighbouring, unmarked window's hash can have stays (an extra fingerprint costs a
+            // false positive; a missing one would be a false negative).
+            if (overloaded && last_window(fps[t]) == w) {
+                dropped.fetch_add(1, std::memory_order_relaxed);
+                continue;
+            }
+            fps[out++] = fps[t];
+        }
+        i = j;
+    }
+    fps.resize(out);
 }
 
 bool fingerprint_buckets::append_to(qf::expandable_filter& filter,

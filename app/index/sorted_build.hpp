@@ -12,6 +12,7 @@
 
 #include <tbb/enumerable_thread_specific.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -23,6 +24,32 @@
 
 namespace qmer::app {
 
+// The windows of the minimizer-local hash scheme that a sorted build marks as overloaded
+// (core/kmer/sequence_hashing.hpp): each bucket's fingerprints arrive sorted and deduplicated, so
+// a window's distinct fingerprints are counted exactly; a window with more than `threshold` of them
+// is marked and its fingerprints are dropped from the append (its k-mers are inserted again with
+// the plain hash afterwards). Only windows that lie inside one bucket are judged (a window is
+// 2^-window_bits of the hash space, a bucket 2^-bucket_bits of it; windows are the finer for
+// every table above ~64 k slots).
+struct window_marks {
+    window_marks(qf::geometry table, unsigned bits_of_window, double most_fingerprints)
+        : g(table),
+          window_bits(bits_of_window),
+          threshold(most_fingerprints),
+          bits(((uint64_t{1} << bits_of_window) + 63) / 64, 0) {}
+
+    qf::geometry g;  // the table the fingerprints are taken in
+    unsigned window_bits;
+    double threshold;
+    std::vector<uint64_t> bits;  // set with atomic OR from the gathering threads
+    std::atomic<uint64_t> marked{0};
+    std::atomic<uint64_t> dropped{0};  // fingerprints taken out of the append
+
+    // Marks the overloaded windows of one bucket's sorted fingerprints [lo, hi) and removes the
+    // fingerprints that only hashes of marked windows can have.
+    void filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64_t hi);
+};
+
 // Fingerprints of one pass, bucketed by their top bits. insert() is called from the reading
 // pipeline's threads: each thread fills buckets of its own (no sharing, no atomics).
 class fingerprint_buckets {
@@ -31,7 +58,7 @@ class fingerprint_buckets {
     // thread's buckets start with room for reserve_per_bucket fingerprints (growing a vector
     // copies it and, at its peak, holds twice its size).
     fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last,
-                        size_t reserve_per_bucket = 0);
+                        size_t reserve_per_bucket = 0, window_marks* marks = nullptr);
 
     // Whether this layout can hold g's fingerprints (the part below the bucket bits in 32 bits
     // with at most 2^20 buckets: fingerprints of up to 52 bits).
@@ -60,6 +87,7 @@ class fingerprint_buckets {
     std::vector<uint64_t> gather(uint32_t bucket);
 
     qf::geometry g_;
+    window_marks* marks_ = nullptr;
     unsigned low_bits_ = 0;
     uint64_t low_mask_ = 0;
     uint32_t first_ = 0, last_ = 0;

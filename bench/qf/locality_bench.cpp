@@ -7,8 +7,8 @@
 //   repetitive  the same length, 45% of it mutated copies of 40 repeat units of 300 bases (10%
 //               of the bases changed per copy, Alu-like families), 5% microsatellites (copies of
 //               a 2-6 base motif with 5% changes), the rest random.
-// For each reference and scheme the k-mers are hashed as `qmer index` hashes them (the census of
-// k-mer positions per window, windows over 2.5x their slots marked overloaded), their
+// For each reference and scheme the k-mers are hashed as `qmer index` hashes them (windows with
+// more than 2.5x their slots in distinct fingerprints marked overloaded), their
 // fingerprints placed into a table of m0 = distinct / 0.95 canonical slots at r = 11 (the default
 // index's level 0) and written in the rank-select layout on huge pages, as `qmer query` holds it.
 // Reads of 150 bases are cut from the reference at random, half reverse complemented, with 0.5%
@@ -327,20 +327,29 @@ int main(int argc, char** argv) {
         uint64_t const distinct = exact.size();
         uint64_t const slots = static_cast<uint64_t>(static_cast<double>(distinct) / fill);
 
-        // The census as qmer index takes it: k-mer positions per window at the fine bits of a
-        // table sized for every base, summed into the final windows.
+        // The marks as qmer index's sorted build sets them (app/index/sorted_build.hpp): the
+        // distinct fingerprints of each window under the unmarked scheme, counted exactly.
         unsigned const m = locality_minimizer_length(k);
-        unsigned const fine =
-            locality_window_bits(static_cast<uint64_t>(static_cast<double>(bases) / fill));
-        std::vector<uint16_t> counts(size_t{1} << fine, 0);
-        local_kmer_hashing(k, seed, m, fine, {}).for_each(ref, [&](uint64_t h) {
-            auto& c = counts[h >> (64 - fine)];
-            if (c < 0x8000) ++c;
+        unsigned const bits = locality_window_bits(slots);
+        qf::geometry const g = qf::geometry::with_slots(slots, remainder_bits);
+        std::vector<uint64_t> fps;
+        fps.reserve(ref.size());
+        local_kmer_hashing(k, seed, m, bits, {}).for_each(ref, [&](uint64_t h) {
+            fps.push_back(g.fingerprint(h));
         });
-        unsigned const bits = std::min(fine, locality_window_bits(slots));
-        std::vector<uint64_t> const marks = overloaded_windows(counts, fine, bits, slots);
+        std::sort(fps.begin(), fps.end());
+        fps.erase(std::unique(fps.begin(), fps.end()), fps.end());
+        std::vector<uint32_t> per_window(size_t{1} << bits, 0);
+        for (uint64_t fp : fps) ++per_window[g.hash_of_fingerprint(fp) >> (64 - bits)];
+        std::vector<uint64_t>().swap(fps);
+        std::vector<uint64_t> marks(((uint64_t{1} << bits) + 63) / 64, 0);
         uint64_t marked = 0;
-        for (uint64_t w : marks) marked += static_cast<uint64_t>(__builtin_popcountll(w));
+        double const threshold = overload_threshold(slots, bits);
+        for (uint64_t w = 0; w < per_window.size(); ++w)
+            if (static_cast<double>(per_window[w]) > threshold) {
+                marks[w / 64] |= uint64_t{1} << (w % 64);
+                ++marked;
+            }
         double const share = static_cast<double>(marked) / static_cast<double>(uint64_t{1} << bits);
 
         auto print = [&](char const* scheme, result const& r) {
@@ -349,7 +358,7 @@ int main(int argc, char** argv) {
                 name, scheme, static_cast<unsigned long long>(distinct), r.bits_per_kmer,
                 r.overloaded, static_cast<unsigned long long>(r.max_shift), r.mean_shift,
                 static_cast<unsigned long long>(r.max_run), r.lines_near, r.lines_absent, r.ns_near,
-                r.ns_absent, r.ns_hash,  r.fpr_random, r.fpr_near,
+                r.ns_absent, r.ns_hash, r.fpr_random, r.fpr_near,
                 static_cast<unsigned long long>(r.near_absent_kmers));
             std::fflush(stdout);
         };

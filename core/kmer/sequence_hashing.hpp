@@ -28,17 +28,18 @@
 //    (core/qf/expandable.hpp, Theorem 2: ~1.96 2^-r).
 //  - what would break it is a window that repeats or low-complexity sequence overloads (one
 //    minimizer shared by the k-mers of thousands of mutated copies): L then grows without bound,
-//    and so would the run lengths and offsets of the table. So the build counts, in its
-//    distinct-count pass, the k-mer positions that fall in each window and marks the windows
-//    holding more than 2.5 W as overloaded: their k-mers take the plain hash
-//    (h = kmer_hasher(k-mer)). The marks are stored in the index (a bit per window) and the
-//    query reads them once per k-mer (the same word for a whole super-k-mer). A near k-mer then
-//    matches with probability at most 2.5 2^-r in the fullest window allowed (1.2e-3 at the
-//    default r = 11) and about the plain rate on average: measured in bench/qf/LOCALITY.md.
-//    2.5 rather than a tighter factor: window loads vary (compound Poisson), and at 1.75 even
-//    random sequence marked 7.5% of the windows, which cost a third more cache lines per read.
-//  - positions counted are an upper bound of distinct k-mers, so the marks err only towards
-//    "overloaded" (less locality, never a larger window load).
+//    and so would the run lengths and offsets of the table. So the sorted build counts the
+//    distinct fingerprints of each window (exact: they arrive sorted and deduplicated,
+//    app/index/sorted_build.hpp), and marks the windows holding more than 2.5 W as overloaded:
+//    their fingerprints are dropped and their k-mers take the plain hash
+//    (h = kmer_hasher(k-mer)), inserted in one more pass over the references. The marks are stored
+//    in the index (a bit per window) and the query reads them once per k-mer (the same word for a
+//    whole super-k-mer). A near k-mer then matches with probability at most 2.5 2^-r in the fullest
+//    window allowed (1.2e-3 at the default r = 11) and about the plain rate on average: measured in
+//    bench/qf/LOCALITY.md. 2.5 rather than a tighter factor: window loads vary (compound Poisson),
+//    and at 1.75 even random sequence marked 7.5% of the windows, which cost a third more cache
+//    lines per read. Distinct, not positions: a panel of near-identical strains holds every k-mer
+//    several times, and counting positions marked 48% of the windows of 16 bacterial genomes.
 //
 // No false negatives: the hash of a k-mer depends on the k-mer, the seed and the stored marks
 // only, and the query computes it the same way.
@@ -63,7 +64,7 @@ enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1 };
 // The slots a window aims at, at least: 32 slots is one 64-byte rank-select block at 11 remainder
 // bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
 inline constexpr uint64_t min_window_slots = 32;
-// A window holding more k-mer positions than this times its slots is overloaded.
+// A window holding more distinct fingerprints than this times its slots is overloaded.
 inline constexpr double overload_factor = 2.5;
 
 // B never exceeds this: 2^40 windows is far beyond any table (the filters' quotient bits stop at
@@ -96,24 +97,11 @@ struct hash_scheme_params {
     std::vector<uint64_t> overloaded;
 };
 
-// A bitmap with the windows (of 2^window_bits) whose k-mer positions exceed the overload
-// threshold, from counts per finer window (2^fine_bits >= 2^window_bits; a window's count is the
-// sum of its 2^(fine_bits - window_bits) fine ones, as the fine windows are the finer prefixes of
-// the same minimizer hash). slots: the first level's canonical slots.
-inline std::vector<uint64_t> overloaded_windows(std::span<uint16_t const> fine_counts,
-                                                unsigned fine_bits, unsigned window_bits,
-                                                uint64_t slots) {
-    uint64_t const windows = uint64_t{1} << window_bits;
-    std::vector<uint64_t> bits((windows + 63) / 64, 0);
-    double const threshold =
-        overload_factor * static_cast<double>(slots) / static_cast<double>(windows);
-    uint64_t const group = uint64_t{1} << (fine_bits - window_bits);
-    for (uint64_t w = 0; w < windows; ++w) {
-        uint64_t sum = 0;
-        for (uint64_t i = w * group; i < (w + 1) * group; ++i) sum += fine_counts[i];
-        if (static_cast<double>(sum) > threshold) bits[w / 64] |= uint64_t{1} << (w % 64);
-    }
-    return bits;
+// The most distinct fingerprints a window of a first level with `slots` canonical slots keeps
+// local: overload_factor times its slots (windows are 2^-window_bits of the table).
+constexpr double overload_threshold(uint64_t slots, unsigned window_bits) noexcept {
+    return overload_factor * static_cast<double>(slots) /
+           static_cast<double>(uint64_t{1} << window_bits);
 }
 
 // The plain scheme over a sequence: f(h) for every canonical k-mer, in order.
@@ -156,6 +144,12 @@ class local_kmer_hashing {
 
     template <typename F>
     bool for_each(std::string_view seq, F&& f) const {
+        return for_each_tagged(seq, [&](uint64_t h, bool) { return f(h); });
+    }
+
+    // for_each, telling f whether the k-mer's window is overloaded (h is then its plain hash).
+    template <typename F>
+    bool for_each_tagged(std::string_view seq, F&& f) const {
         unsigned const bits = window_bits_;
         uint64_t const top_mask = ~(~uint64_t{0} >> bits);
         uint64_t const* const marks = overloaded_.data();
@@ -169,7 +163,7 @@ class local_kmer_hashing {
                 any_marks ? (marks[window / 64] >> (window % 64)) & 1 : uint64_t{0};
             uint64_t const keep = plain - 1;  // all ones for a local window, else zero
             unsigned const shift = bits & static_cast<unsigned>(keep);
-            return f((spread & top_mask & keep) | (hasher_(canonical) >> shift));
+            return f((spread & top_mask & keep) | (hasher_(canonical) >> shift), plain != 0);
         });
     }
 

@@ -5,6 +5,8 @@
 
 #include "app/index/sorted_build.hpp"
 
+#include "core/kmer/sequence_hashing.hpp"
+
 #include <gtest/gtest.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -91,6 +93,94 @@ TEST(sorted_build, passes_follow_the_budget) {
     EXPECT_EQ(qmer::app::plan_passes(1000, 1 << 20), 1u);
     EXPECT_EQ(qmer::app::plan_passes(100'000'000, uint64_t{1} << 30), 1u);
     EXPECT_EQ(qmer::app::plan_passes(1'000'000'000, uint64_t{1} << 30), 5u);
+}
+
+}  // namespace
+
+namespace {
+
+using qmer::app::window_marks;
+
+// 1000 slots at r = 8 in 16 windows of 62.5 slots (threshold 156.25 distinct fingerprints).
+struct marked_table {
+    qmer::qf::geometry g = qmer::qf::geometry::with_slots(1000, 8);
+    unsigned bits = 4;
+    window_marks marks{g, bits, qmer::overload_threshold(1000, 4)};
+    std::vector<uint64_t> hashes;
+
+    // n distinct-ish hashes uniform within window w.
+    void add_window(uint64_t w, size_t n, uint64_t seed) {
+        std::mt19937_64 rng(seed);
+        for (size_t i = 0; i < n; ++i) hashes.push_back((w << 60) | (rng() >> 4));
+    }
+    std::vector<uint64_t> sorted_fingerprints() const {
+        std::vector<uint64_t> fps;
+        for (uint64_t h : hashes) fps.push_back(g.fingerprint(h));
+        std::sort(fps.begin(), fps.end());
+        fps.erase(std::unique(fps.begin(), fps.end()), fps.end());
+        return fps;
+    }
+    bool marked(uint64_t w) const { return (marks.bits[w / 64] >> (w % 64)) & 1; }
+};
+
+// The property the query relies on: a hash of an unmarked window keeps its fingerprint.
+void expect_unmarked_windows_kept(marked_table const& t, std::vector<uint64_t> const& kept) {
+    for (uint64_t h : t.hashes) {
+        if (!t.marked(h >> 60)) {
+            EXPECT_TRUE(std::binary_search(kept.begin(), kept.end(), t.g.fingerprint(h))) << h;
+        }
+    }
+}
+
+TEST(window_marks, marks_windows_over_the_threshold_and_drops_only_their_fingerprints) {
+    marked_table t;
+    t.add_window(3, 400, 1);   // ~400 distinct of 62.5 * 256 = 16000: overloaded
+    t.add_window(4, 100, 2);   // under
+    t.add_window(5, 150, 3);   // under (threshold 156.25)
+    t.add_window(15, 300, 4);  // the last window: overloaded
+    auto fps = t.sorted_fingerprints();
+    size_t const before = fps.size();
+    t.marks.filter_bucket(fps, 0, t.g.fingerprint_space());
+    EXPECT_TRUE(t.marked(3));
+    EXPECT_FALSE(t.marked(4));
+    EXPECT_FALSE(t.marked(5));
+    EXPECT_TRUE(t.marked(15));
+    EXPECT_EQ(t.marks.marked.load(), 2u);
+    EXPECT_EQ(before - fps.size(), t.marks.dropped.load());
+    EXPECT_GT(t.marks.dropped.load(), 600u);
+    expect_unmarked_windows_kept(t, fps);
+    EXPECT_TRUE(std::is_sorted(fps.begin(), fps.end()));
+}
+
+// A window cut by the bucket's bounds is not judged: its count there is partial.
+TEST(window_marks, a_window_across_buckets_is_never_marked) {
+    marked_table t;
+    t.add_window(3, 400, 1);
+    auto fps = t.sorted_fingerprints();
+    uint64_t const middle = t.g.fingerprint((uint64_t{3} << 60) | (uint64_t{1} << 59));
+    std::vector<uint64_t> low(fps.begin(), std::lower_bound(fps.begin(), fps.end(), middle));
+    size_t const n = low.size();
+    t.marks.filter_bucket(low, 0, middle);
+    EXPECT_FALSE(t.marked(3));
+    EXPECT_EQ(low.size(), n);
+}
+
+// Windows whose boundary falls inside a fingerprint (62.5 slots each): the shared fingerprint
+// stays when its other window is not marked.
+TEST(window_marks, a_fingerprint_shared_with_an_unmarked_window_stays) {
+    marked_table t;
+    t.add_window(2, 3000, 5);  // overloaded, and dense enough to use its boundary fingerprints
+    t.add_window(3, 50, 6);
+    // The hashes next to the boundary between windows 2 and 3.
+    for (uint64_t d = 1; d < 64; ++d) {
+        t.hashes.push_back((uint64_t{3} << 60) - d);
+        t.hashes.push_back((uint64_t{3} << 60) + d - 1);
+    }
+    auto fps = t.sorted_fingerprints();
+    t.marks.filter_bucket(fps, 0, t.g.fingerprint_space());
+    EXPECT_TRUE(t.marked(2));
+    EXPECT_FALSE(t.marked(3));
+    expect_unmarked_windows_kept(t, fps);
 }
 
 }  // namespace

@@ -147,20 +147,9 @@ TEST(locality_minimizer_length, gives_windows_of_at_most_12_kmers_from_k_16) {
     }
 }
 
-// The counts per fine window add up into coarser windows; a window is overloaded when its sum
-// exceeds 2.5 times its slots.
-TEST(overloaded_windows, sums_fine_windows_and_marks_those_over_the_threshold) {
-    // 1024 slots, 4 windows of 256 slots (threshold 640), counted at 16 fine windows.
-    std::vector<uint16_t> fine(16, 150);  // 600 per window
-    fine[5] = 191;                        // window 1: 641
-    fine[8] = 190;                        // window 2: 640, not over
-    fine[15] = 0x8000;                    // window 3: saturated
-    auto const bits = qmer::overloaded_windows(fine, 4, 2, 1024);
-    ASSERT_EQ(bits.size(), 1u);
-    EXPECT_EQ(bits[0], 0b1010u);
-    // At the fine level itself (16 windows of 64 slots, threshold 160).
-    auto const fine_bits = qmer::overloaded_windows(fine, 4, 4, 1024);
-    EXPECT_EQ(fine_bits[0], (1u << 5) | (1u << 8) | (1u << 15));
+TEST(overload_threshold, is_two_and_a_half_times_a_windows_slots) {
+    EXPECT_DOUBLE_EQ(qmer::overload_threshold(1024, 2), 640.0);
+    EXPECT_DOUBLE_EQ(qmer::overload_threshold(53056, 10), 2.5 * 53056 / 1024);
 }
 
 }  // namespace
