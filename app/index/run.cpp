@@ -26,6 +26,7 @@
 #include "core/sketch/hyperloglog.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
+#include "io/same_file.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace qmer::app {
@@ -361,6 +362,11 @@ void run_index(index_options const& o) {
                           std::to_string(max_fill) + "], not " + std::to_string(o.fill));
     filter_kind const kind = parse_filter_kind(o.filter);
     (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
+    // A reference that is the index would be replaced by it. With --append the index is read and
+    // then replaced by design (the new one is renamed onto it), so it is the output, not an input.
+    std::vector<io::named_file> references;
+    for (auto const& r : o.references) references.push_back({r, "reference"});
+    io::refuse_same_files(references, {{o.output, o.append ? "-o, --append" : "-o"}});
     if (o.append && !filter_kind_can_append(kind))
         throw usage_error(
             "--append needs an index whose filter grows (expandable, bounded-growing), not " +
