@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "app/common/batch_pool.hpp"
@@ -317,6 +318,11 @@ void build_index(index_options const& o, unsigned threads) {
             throw usage_error("--filter " + o.filter + " cannot be planned for " +
                               std::to_string(expected) + " k-mers at --fpr " +
                               std::to_string(o.fpr) + ": " + e.what());
+        } catch (std::bad_alloc const&) {
+            // Within --max-memory (raised by hand) but more than the machine gives.
+            throw capacity_error("the index for " + std::to_string(expected) +
+                                 " k-mers needs more memory than this machine gives: lower "
+                                 "--expected, use a larger --fpr, or a machine with more memory");
         }
         header.k = o.k;
         header.hash_seed = o.seed;

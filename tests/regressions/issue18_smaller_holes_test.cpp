@@ -56,6 +56,24 @@ TEST_F(issue18, oversized_expected_ended_in_invalid_argument) {
     EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
 }
 
+// Found while naming every bound: `-t 100000000` asked for 2e8 batches in flight and ran out of
+// memory (or was killed) instead of starting; the bound is max_threads (app/common/threads.hpp).
+TEST_F(issue18, huge_thread_count_ran_out_of_memory) {
+    ASSERT_EQ(qmer({"index", "-k", "15", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
+    for (auto const& args : std::vector<std::vector<std::string>>{
+             {"index", "-t", "100000000", "-o", "x.qmer", "ref.fa"},
+             {"query", "-t", "1025", "-o", "out.tsv", "ref.qmer", "reads.fq"}}) {
+        auto const r = qmer(args);
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_TRUE(r.err.starts_with("qmer: error: -t ")) << r.err;
+        EXPECT_EQ(lines(r.err), 1u) << r.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
+    EXPECT_FALSE(std::filesystem::exists(dir() / "out.tsv"));
+    EXPECT_EQ(
+        qmer({"query", "-q", "-t", "1024", "-o", "out.tsv", "ref.qmer", "reads.fq"}).exit_code, 0);
+}
+
 // `qmer index --filter cuckoo` failed with the default --fpr 0.001, which it cannot honour.
 TEST_F(issue18, cuckoo_refused_the_default_fpr) {
     auto r = qmer({"index", "-q", "--filter", "cuckoo", "-k", "15", "-o", "c.qmer", "ref.fa"});
