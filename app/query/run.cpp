@@ -95,26 +95,6 @@ std::string mate_path(std::string const& path, int mate) {
     return path + "_" + std::to_string(mate);
 }
 
-// Refuses an output that is an input (the index, a reads file) or another output, before anything
-// is opened: every name the query would write, the mates' names included.
-void refuse_same_files(query_options const& o) {
-    std::vector<io::named_file> inputs{{o.index, "index"}};
-    for (auto const& r : o.reads) inputs.push_back({r, "reads"});
-    std::vector<io::named_file> outputs{{o.output, "-o"}};
-    if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
-    for (auto const& [path, option] :
-         {std::pair{&o.matched, "--matched"}, std::pair{&o.unmatched, "--unmatched"}}) {
-        if (path->empty()) continue;
-        if (o.reads.size() == 2) {
-            outputs.push_back({mate_path(*path, 1), std::string(option) + ", mate 1"});
-            outputs.push_back({mate_path(*path, 2), std::string(option) + ", mate 2"});
-        } else {
-            outputs.push_back({*path, option});
-        }
-    }
-    io::refuse_same_files(inputs, outputs);
-}
-
 // The whole query against one filter. before_commit() runs once every read is answered and
 // before any output is made final; it may throw to refuse them (a failed index checksum).
 template <typename Filter>
@@ -302,6 +282,26 @@ void query_in_place(query_options const& o, io::index_file const& index,
     progress_meter progress("qmer query", o.quiet);
     auto checksum = std::async(std::launch::async, [&index] { index.check_checksum(); });
     query_with_filter(o, index, threads, source, levels, progress, [&] { checksum.get(); });
+}
+
+// Refuses an output that is an input (the index, a reads file) or another output, before anything
+// is opened: every name the query would write, the mates' names included.
+void refuse_same_files(query_options const& o) {
+    std::vector<io::named_file> inputs{{o.index, "index"}};
+    for (auto const& r : o.reads) inputs.push_back({r, "reads"});
+    std::vector<io::named_file> outputs{{o.output, "-o"}};
+    if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
+    for (auto const& [path, option] :
+         {std::pair{&o.matched, "--matched"}, std::pair{&o.unmatched, "--unmatched"}}) {
+        if (path->empty()) continue;
+        if (o.reads.size() == 2) {
+            outputs.push_back({mate_path(*path, 1), std::string(option) + ", mate 1"});
+            outputs.push_back({mate_path(*path, 2), std::string(option) + ", mate 2"});
+        } else {
+            outputs.push_back({*path, option});
+        }
+    }
+    io::refuse_same_files(inputs, outputs);
 }
 
 }  // namespace
