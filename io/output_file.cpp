@@ -56,7 +56,9 @@ void remove_stale_temporaries(std::string const& folder, std::string const& pref
         std::string_view const name(entry->d_name);
         if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
         std::string const path = (std::filesystem::path(folder) / name).string();
-        int const fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        // Read-write: on NFS, flock() is a POSIX write lock, which a read-only descriptor cannot
+        // take.
+        int const fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) continue;
         struct stat st {};
         if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime + stale_seconds < now &&
