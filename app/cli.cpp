@@ -134,6 +134,7 @@ int run_cli(int argc, char** argv) {
     }
 
     if (*index_cmd) {
+        index.fpr_given = index_cmd->count("--fpr") > 0;
         for (int i = 0; i < argc; ++i) {
             if (i) index.command_line += ' ';
             index.command_line += argv[i];

@@ -1,6 +1,8 @@
 #include "io/output_file.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -39,6 +42,33 @@ bool wants_compression(std::string const& path) {
     };
     return path != "-" && (ends_with(".gz") || ends_with(".bgz"));
 }
+// Removes the hidden temporaries `prefix`XXXXXX in `folder` that a killed run left (SIGKILL, a
+// crash, power loss: nothing ran to remove them). A writer holds an exclusive flock() on its
+// temporary from mkstemp() until the file is closed, so one that can be locked has no live writer;
+// it must also be unmodified for stale_seconds, which covers the moment between a writer's close
+// and its rename. Anything else (a name of another shape, a symlink, a folder) is left alone.
+void remove_stale_temporaries(std::string const& folder, std::string const& prefix) {
+    constexpr std::time_t stale_seconds = 10;
+    DIR* dir = ::opendir(folder.c_str());
+    if (!dir) return;
+    std::time_t const now = std::time(nullptr);
+    while (dirent const* entry = ::readdir(dir)) {
+        std::string_view const name(entry->d_name);
+        if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+        std::string const path = (std::filesystem::path(folder) / name).string();
+        // Read-write: on NFS, flock() is a POSIX write lock, which a read-only descriptor cannot
+        // take.
+        int const fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime + stale_seconds < now &&
+            ::flock(fd, LOCK_EX | LOCK_NB) == 0)
+            ::unlink(path.c_str());
+        ::close(fd);
+    }
+    ::closedir(dir);
+}
+
 }  // namespace
 
 output_file::output_file(std::string path, output_options options) : path_(std::move(path)) {
@@ -76,10 +106,13 @@ void output_file::open_stream() {
         final_path.has_parent_path() ? final_path.parent_path().string() : ".";
     // A hidden name beside the final one: same file system, so rename() is atomic.
     std::string hidden(".");
-    hidden.append(final_path.filename().string()).append(".qmer-tmp-XXXXXX");
-    std::string templ = (std::filesystem::path(folder) / hidden).string();
+    hidden.append(final_path.filename().string()).append(".qmer-tmp-");
+    remove_stale_temporaries(folder, hidden);
+    std::string templ = (std::filesystem::path(folder) / (hidden + "XXXXXX")).string();
     int const fd = ::mkstemp(templ.data());
     if (fd < 0) fail("cannot create a file in folder '" + folder + "'");
+    // Held until the file is closed: a later run sees that this temporary has a live writer.
+    ::flock(fd, LOCK_EX | LOCK_NB);
     // mkstemp creates 0600; give the final file the usual permissions (umask applies).
     mode_t const mask = ::umask(0);
     ::umask(mask);

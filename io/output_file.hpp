@@ -3,7 +3,9 @@
 //
 // A regular-file path (existing or new) is written to a temporary file in the same folder and
 // renamed into place by commit(); destroying an output_file that was not committed removes the
-// temporary.
+// temporary. The temporary is `.NAME.qmer-tmp-XXXXXX` beside NAME, flock()ed by its writer; a
+// run killed with SIGKILL leaves it behind, and the next output to NAME removes such leftovers
+// (unlocked and unmodified for 10 s) before it starts.
 // "-" means stdout. Paths that exist and are not regular files (/dev/null, /dev/stdout, a named
 // pipe) are written directly and never replaced: qmer runs as root in containers, and a rename onto
 // a device path would replace the device. Every write and the final close are checked; a failure

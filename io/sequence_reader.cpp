@@ -102,6 +102,19 @@ std::string describe_first_byte(unsigned char c) {
     return std::string("byte ") + hex + " (binary data)";
 }
 
+// Compressions htslib does not read, told by their magic bytes: the tool that decompresses them, or
+// nullptr. qmer reads plain, gzip and BGZF itself; the others are piped in (`xz -dc f | qmer ...
+// -`).
+char const* foreign_compression(std::string_view head) {
+    if (head.starts_with("\xfd"
+                         "7zXZ"))
+        return "xz";
+    if (head.starts_with("\x28\xb5\x2f\xfd")) return "zstd";
+    if (head.size() >= 4 && head.starts_with("BZh") && head[3] >= '1' && head[3] <= '9')
+        return "bzip2";
+    return nullptr;
+}
+
 [[noreturn]] void fail_open(std::string const& path, int error) {
     throw input_error(path + ": cannot open: " + std::strerror(error));
 }
@@ -192,6 +205,11 @@ sequence_reader::sequence_reader(std::string path, reader_options options)
         format_ = sequence_format::genbank;
     } else if (head.starts_with("ID   ")) {
         format_ = sequence_format::embl;
+    } else if (char const* tool = foreign_compression(head)) {
+        std::string const shown = path_ == "-" ? std::string("FILE") : path_;
+        throw input_error(path_ + ": " + tool + "-compressed, which qmer does not read (it reads " +
+                          "plain, gzip and bgzf files): decompress it into a pipe, e.g. '" + tool +
+                          " -dc " + shown + " | qmer ... -'");
     } else {
         throw input_error(path_ + ": not a sequence file: it starts with " +
                           describe_first_byte(static_cast<unsigned char>(head[0])) +

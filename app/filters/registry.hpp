@@ -192,11 +192,15 @@ struct filter_codec<filter_kind::blocked_bloom> : bloom_codec<blocked_bloom_filt
 template <>
 struct filter_codec<filter_kind::cuckoo> : codec_base<cuckoo_filter> {
     static constexpr bool grows = false;
+    // The smallest --fpr it can honour: 2 buckets of 4 fingerprints of 12 bits, 8 / 4096.
+    static constexpr double best_fpr() {
+        return 2.0 * filter_type::slots_per_bucket /
+               static_cast<double>(uint64_t{1} << filter_type::fingerprint_bits);
+    }
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
         uint64_t const expected = plan.expected;
         double const fpr = plan.fpr;
-        double const floor = 2.0 * filter_type::slots_per_bucket /
-                             std::ldexp(1.0, static_cast<int>(filter_type::fingerprint_bits));
+        double const floor = best_fpr();
         if (fpr < floor)
             throw usage_error(
                 "--filter cuckoo stores 12-bit fingerprints: its false-positive rate "
@@ -207,6 +211,12 @@ struct filter_codec<filter_kind::cuckoo> : codec_base<cuckoo_filter> {
             static_cast<size_t>(static_cast<double>(std::max<uint64_t>(expected, 1)) / 0.9));
     }
 };
+
+// The smallest --fpr the kind can honour: 0 for every filter whose remainder or bit count follows
+// --fpr; the cuckoo filter's is fixed by its fingerprints.
+inline double filter_kind_best_fpr(filter_kind k) {
+    return k == filter_kind::cuckoo ? filter_codec<filter_kind::cuckoo>::best_fpr() : 0.0;
+}
 
 inline bool filter_kind_can_append(filter_kind k) {
     return k == filter_kind::expandable || k == filter_kind::bounded_growing;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "app/common/batch_pool.hpp"
@@ -27,6 +28,7 @@
 #include "core/sketch/hyperloglog.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
+#include "io/same_file.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace qmer::app {
@@ -366,11 +368,31 @@ void build_index(index_options const& o, unsigned threads) {
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
         }
-        filter = codec::create({.expected = expected,
-                                .fpr = o.fpr,
-                                .cascading = o.cascading,
-                                .first_level_fill = o.fill,
-                                .expected_measured = measured});
+        // No filter takes fewer than log2(1 / fpr) bits per k-mer (Bloom filters 1.44x that, the
+        // quotient filters 3 status bits more); the expandable filter starts a level it did not
+        // count at 1/8 of its size. Checked before the table is allocated (and zeroed).
+        double const least_bytes = static_cast<double>(expected) * std::log2(1 / o.fpr) / 8 /
+                                   (Kind == filter_kind::expandable && !measured ? 8 : 1);
+        if (uint64_t const limit = memory_limit(o.max_memory);
+            least_bytes > static_cast<double>(limit))
+            memory_exceeded(static_cast<uint64_t>(least_bytes), limit, o.max_memory);
+        try {
+            filter = codec::create({.expected = expected,
+                                    .fpr = o.fpr,
+                                    .cascading = o.cascading,
+                                    .first_level_fill = o.fill,
+                                    .expected_measured = measured});
+        } catch (std::invalid_argument const& e) {
+            // A geometry the filter has no room for (its quotient or remainder bits).
+            throw usage_error("--filter " + o.filter + " cannot be planned for " +
+                              std::to_string(expected) + " k-mers at --fpr " +
+                              std::to_string(o.fpr) + ": " + e.what());
+        } catch (std::bad_alloc const&) {
+            // Within --max-memory (raised by hand) but more than the machine gives.
+            throw capacity_error("the index for " + std::to_string(expected) +
+                                 " k-mers needs more memory than this machine gives: lower "
+                                 "--expected, use a larger --fpr, or a machine with more memory");
+        }
         header.k = o.k;
         header.hash_seed = o.seed;
         header.filter = o.filter;
@@ -426,7 +448,8 @@ void build_index(index_options const& o, unsigned threads) {
 
 }  // namespace
 
-void run_index(index_options const& o) {
+void run_index(index_options const& given) {
+    index_options o = given;
     if (o.k < 1 || o.k > 32)
         throw usage_error("-k must be between 1 and 32, not " + std::to_string(o.k));
     if (!(o.fpr > 0 && o.fpr <= 0.5))
@@ -434,8 +457,26 @@ void run_index(index_options const& o) {
     if (!(o.fill >= min_fill && o.fill <= max_fill))
         throw usage_error("--fill must be in [" + std::to_string(min_fill) + ", " +
                           std::to_string(max_fill) + "], not " + std::to_string(o.fill));
+    if (o.expected > max_expected)
+        throw usage_error("--expected " + std::to_string(o.expected) +
+                          " is more than qmer indexes (" + std::to_string(max_expected) +
+                          " distinct k-mers)");
     filter_kind const kind = parse_filter_kind(o.filter);
+    // A filter whose false-positive rate is fixed (cuckoo) gets its best one when the user named
+    // none; a --fpr it cannot honour stays an error (its codec says so).
+    if (double const best = filter_kind_best_fpr(kind); !o.append && !o.fpr_given && o.fpr < best) {
+        std::fprintf(stderr,
+                     "qmer: note: --filter %s offers a false-positive rate of %g at best, above "
+                     "the default --fpr %g: using --fpr %g\n",
+                     o.filter.c_str(), best, o.fpr, best);
+        o.fpr = best;
+    }
     (void)memory_limit(o.max_memory);  // a bad --max-memory fails before any work
+    // A reference that is the index would be replaced by it. With --append the index is read and
+    // then replaced by design (the new one is renamed onto it), so it is the output, not an input.
+    std::vector<io::named_file> references;
+    for (auto const& r : o.references) references.push_back({r, "reference"});
+    io::refuse_same_files(references, {{o.output, o.append ? "-o, --append" : "-o"}});
     if (o.append && !filter_kind_can_append(kind))
         throw usage_error(
             "--append needs an index whose filter grows (expandable, bounded-growing), not " +

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/common/progress.hpp"
+#include "app/info/filter_parameters.hpp"
 #include "app/info/options.hpp"
 #include "app/query/report.hpp"
 #include "core/error.hpp"
@@ -52,6 +53,7 @@ void run_info(info_options const& o) {
     for (auto const& s : index.sections()) array_bytes += s.words.size_bytes();
     double const bits_per_kmer =
         h.elements ? 8.0 * static_cast<double>(array_bytes) / static_cast<double>(h.elements) : 0;
+    auto const described = describe_filter(index);
     std::string out;
     if (o.json) {
         out += "{\n  \"path\": " + json_string(index.path()) + ",\n";
@@ -75,6 +77,11 @@ void run_info(info_options const& o) {
         out += "  \"filter_bytes\": " + std::to_string(array_bytes) + ",\n";
         std::snprintf(buf, sizeof buf, "%.3f", bits_per_kmer);
         out += "  \"bits_per_kmer\": " + std::string(buf) + ",\n";
+        out += "  \"filter_parameters\": " + as_json(described.first) + ",\n";
+        out += "  \"levels\": [";
+        for (size_t i = 0; i < described.second.size(); ++i)
+            out += (i ? ", " : "") + as_json(described.second[i]);
+        out += "],\n";
         out += "  \"filter_params\": [" + join_params(h.filter_params) + "],\n";
         out += "  \"arrays\": [";
         for (size_t i = 0; i < index.sections().size(); ++i) {
@@ -95,12 +102,20 @@ void run_info(info_options const& o) {
                       "format version: %u (written by qmer %s)\n"
                       "k:              %u\n"
                       "hash seed:      %llu\n"
-                      "filter:         %s (%zu arrays; parameters %s)\n"
-                      "fpr bound:      %g\n",
+                      "filter:         %s\n",
                       index.path().c_str(), h.format_version, h.qmer_version.c_str(), h.k,
-                      static_cast<unsigned long long>(h.hash_seed), h.filter.c_str(),
-                      index.sections().size(), join_params(h.filter_params).c_str(), h.fpr);
+                      static_cast<unsigned long long>(h.hash_seed), h.filter.c_str());
         out += buf;
+        if (!described.first.empty()) out += "  parameters:   " + as_text(described.first) + "\n";
+        for (size_t i = 0; i < described.second.size(); ++i) {
+            std::string label = "  level " + std::to_string(i) + ":";
+            label.resize(std::max<size_t>(label.size() + 1, 16), ' ');
+            out += label + as_text(described.second[i]) + "\n";
+        }
+        if (described.first.empty() && described.second.empty())
+            out += "  parameters:   " + join_params(h.filter_params) +
+                   " (a layout this qmer does not name)\n";
+        out += "fpr bound:      " + number(h.fpr, "%g") + "\n";
         out += "hash scheme:    " + hash_scheme_text(h.hash) + "\n";
         std::snprintf(buf, sizeof buf,
                       "k-mers:         %llu distinct (%llu k-mer positions scanned)\n"

@@ -26,6 +26,7 @@
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
+#include "io/same_file.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace qmer::app {
@@ -292,11 +293,32 @@ void query_in_place(query_options const& o, io::index_file const& index,
     query_with_filter(o, index, threads, source, levels, progress, [&] { checksum.get(); });
 }
 
+// Refuses an output that is an input (the index, a reads file) or another output, before anything
+// is opened: every name the query would write, the mates' names included.
+void refuse_same_files(query_options const& o) {
+    std::vector<io::named_file> inputs{{o.index, "index"}};
+    for (auto const& r : o.reads) inputs.push_back({r, "reads"});
+    std::vector<io::named_file> outputs{{o.output, "-o"}};
+    if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
+    for (auto const& [path, option] :
+         {std::pair{&o.matched, "--matched"}, std::pair{&o.unmatched, "--unmatched"}}) {
+        if (path->empty()) continue;
+        if (o.reads.size() == 2) {
+            outputs.push_back({mate_path(*path, 1), std::string(option) + ", mate 1"});
+            outputs.push_back({mate_path(*path, 2), std::string(option) + ", mate 2"});
+        } else {
+            outputs.push_back({*path, option});
+        }
+    }
+    io::refuse_same_files(inputs, outputs);
+}
+
 }  // namespace
 
 void run_query(query_options const& o) {
     if (o.reads.empty() || o.reads.size() > 2)
         throw usage_error("query takes one reads file, or two for paired reads");
+    refuse_same_files(o);
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);

@@ -8,13 +8,15 @@
 // the rule of BBDuk and ANCHORS.md; a filter with p > 0 raises t just enough that its false
 // positives add at most ~1e-5 of reads to the calls (0.001 percentage points), while a read with
 // sequencing errors still keeps most of its hits (one error removes at most k of them). For 150 bp
-// reads (120 31-mers) at p = 0.001: t = 4. p is the filter's bound (the index's --fpr), not a
+// reads (120 31-mers) at p = 0.001: t = 4; for a 1 Mbp read, t = 1,139 (chance_threshold() works in
+// log space: reads of any length are called). p is the filter's bound (the index's --fpr), not a
 // guess. With --min-hits or --min-containment the user's thresholds replace the default: a read
 // matches when hits >= min_hits (if given) and hits/kmers >= min_containment (if given).
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace qmer::app {
@@ -27,21 +29,66 @@ struct verdict_rule {
 
     bool is_default() const noexcept { return min_hits < 0 && min_containment < 0; }
 
-    // Smallest t >= 1 with P(Binomial(kmers, kmer_fpr) >= t) <= tail. Iterates the pmf from 0;
-    // t is small (single digits for realistic p), so this is a handful of flops per read.
+    // Smallest t >= 1 with P(Binomial(kmers, p) >= t) <= tail (tail < 1/2), where the tail is
+    // upper_tail_bound(): exact to ~1e-12 for short reads, and never below the true tail, so the
+    // rule never calls more chance reads than `tail`. Worked in log space, so it cannot underflow
+    // (P(X = 0) = (1 - p)^n is 0 in doubles once n p > ~745: a 1 Mbp read needed n + 1 hits and
+    // was never called), and by bisection between floor(n p) (P(X >= floor(n p)) >= 1/2, as the
+    // median is at least floor(n p)) and Bernstein's bound: at most ~30 evaluations of a fixed
+    // cost, for reads of any length (1e8 k-mers: a few microseconds).
     static uint64_t chance_threshold(uint64_t kmers, double p, double tail) noexcept {
         if (p <= 0 || kmers == 0) return 1;
         double const n = static_cast<double>(kmers);
-        double pmf = std::exp(n * std::log1p(-p));  // P(X = 0)
-        double cdf = pmf;                           // P(X <= t - 1) as t advances
-        double const ratio = p / (1 - p);
-        uint64_t t = 1;
-        while (1 - cdf > tail && t <= kmers) {
-            pmf *= (n - static_cast<double>(t - 1)) / static_cast<double>(t) * ratio;
-            cdf += pmf;
-            ++t;
+        double const mean = n * p, variance = n * p * (1 - p), log_tail = std::log(tail);
+        // Bernstein: P(X - np >= s) <= exp(-s^2 / (2 (variance + s / 3))) = tail at this s.
+        double const l = -log_tail;
+        double const s = l / 3 + std::sqrt(l * l / 9 + 2 * variance * l);
+        uint64_t lo = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(mean)));
+        uint64_t hi = std::min<uint64_t>(kmers + 1, static_cast<uint64_t>(std::ceil(mean + s)) + 1);
+        if (lo >= hi || log_upper_tail_bound(kmers, p, hi) > log_tail) hi = kmers + 1;
+        if (lo > hi) lo = hi;
+        // Invariant: the answer is in [lo, hi]; the bound at hi is at most tail.
+        while (lo < hi) {
+            uint64_t const mid = lo + (hi - lo) / 2;
+            if (log_upper_tail_bound(kmers, p, mid) <= log_tail)
+                hi = mid;
+            else
+                lo = mid + 1;
         }
-        return t;
+        return lo;
+    }
+
+    // log of an upper bound of P(Binomial(n, p) >= t), never NaN: the first terms pmf(t),
+    // pmf(t + 1), ... summed exactly (each from the last by the ratio r_i = pmf(i + 1) / pmf(i) =
+    // (n - i) p / ((i + 1)(1 - p)), which falls as i grows), then the rest bounded by the geometric
+    // series pmf(i) / (1 - r_i). The sum stops once that remainder is below 1e-12 of it (short
+    // reads: after a handful of terms; the result is the exact tail) or after 64 terms (long
+    // reads, where it overstates the tail by a few percent at most). +infinity where the series
+    // does not converge (r_i >= 1: t is at most floor(n p), whose tail is at least 1/2); -infinity
+    // for t > n.
+    static double log_upper_tail_bound(uint64_t kmers, double p, uint64_t t) noexcept {
+        if (t == 0) return 0;
+        if (t > kmers) return -std::numeric_limits<double>::infinity();
+        double const n = static_cast<double>(kmers);
+        double const odds = p / (1 - p);
+        auto const ratio = [&](double i) { return (n - i) / (i + 1) * odds; };
+        double const first = static_cast<double>(t);
+        double const log_pmf = std::lgamma(n + 1) - std::lgamma(first + 1) -
+                               std::lgamma(n - first + 1) + first * std::log(p) +
+                               (n - first) * std::log1p(-p);
+        double sum = 0, term = 1;  // relative to pmf(t)
+        double i = first;
+        for (int j = 0; j < 64; ++j, i += 1) {
+            double const r = ratio(i);
+            if (r >= 1) return std::numeric_limits<double>::infinity();
+            double const rest = term / (1 - r);  // pmf(i) + pmf(i + 1) + ... <= this
+            if (i >= n || rest <= 1e-12 * sum) return log_pmf + std::log(sum + rest);
+            sum += term;
+            term *= r;
+        }
+        double const r = ratio(i);
+        if (r >= 1) return std::numeric_limits<double>::infinity();
+        return log_pmf + std::log(sum + term / (1 - r));
     }
 
     bool matches(uint64_t kmers, uint64_t hits) const noexcept {

@@ -77,7 +77,12 @@ class externally_locked {
             return insert_result::inserted;
         }
         size_t const start = held.cluster_start(c);
-        bool const has_run = (at_c & occupied) != 0;
+        // Read after cluster_start(), never before: it may have dropped every lock to take them
+        // again from a lower stripe, and in that window another thread may have given quotient c
+        // its first element. A stale "no run yet" would start a second run for c, which breaks
+        // the one-run-per-occupied-quotient walk of every later quotient in the cluster (lost
+        // and duplicated keys: issue 18, item 4).
+        bool const has_run = (load(c) & occupied) != 0;
         size_t const s = run_start(start, c, has_run, held);
 
         // Where the new element goes: before the first larger remainder of its run, or at the

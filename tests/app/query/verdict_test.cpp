@@ -45,6 +45,67 @@ TEST(verdict, threshold_is_the_smallest_with_a_small_enough_tail) {
     EXPECT_EQ(verdict_rule::chance_threshold(120, 0.001, 1e-5), 4u);
 }
 
+// log P(Binomial(n, p) >= t), summed from t upward in log space until the terms vanish: exact,
+// and quick for the tails these tests need (t above the mean).
+double log_upper_tail(uint64_t n, double p, uint64_t t) {
+    if (t > n) return -INFINITY;
+    double const nn = static_cast<double>(n), tt = static_cast<double>(t);
+    double const log_pmf = std::lgamma(nn + 1) - std::lgamma(tt + 1) - std::lgamma(nn - tt + 1) +
+                           tt * std::log(p) + (nn - tt) * std::log1p(-p);
+    double sum = 0, term = 1;
+    for (uint64_t i = t; i <= n && term >= 1e-20 * sum; ++i) {
+        sum += term;
+        term *= (nn - static_cast<double>(i)) / (static_cast<double>(i) + 1) * p / (1 - p);
+    }
+    return log_pmf + std::log(sum);
+}
+
+// Issue 18, item 2: (1 - p)^n underflowed to 0 once n p > ~745, so a 1 Mbp read copied from the
+// reference (999,970 hits of 999,970 k-mers) needed n + 1 hits and was never called. Reads up to
+// 100 Mbp now get a threshold whose chance tail is at most 1e-5, within a hair of the exact one.
+TEST(verdict, long_reads_get_a_threshold_they_can_reach) {
+    double const log_tail = std::log(1e-5);
+    for (double p : {1e-2, 1e-3, 1.0 / 1024, 1e-4, 1.0 / 65536}) {
+        for (uint64_t n : {10'000u, 100'000u, 745'000u, 999'970u, 4'000'000u, 100'000'000u}) {
+            uint64_t const t = verdict_rule::chance_threshold(n, p, 1e-5);
+            double const mean = static_cast<double>(n) * p;
+            ASSERT_GE(static_cast<double>(t), mean) << n << " " << p;
+            ASSERT_LE(static_cast<double>(t), mean + 6 * std::sqrt(mean) + 30) << n << " " << p;
+            EXPECT_LE(log_upper_tail(n, p, t), log_tail) << n << " " << p;
+            // At most 1 in 10^4 above the exact threshold (the exact one below 10^6 k-mers).
+            uint64_t const slack = n < 1'000'000 ? 1 : std::max<uint64_t>(1, t / 10'000);
+            EXPECT_GT(log_upper_tail(n, p, t - slack), log_tail) << n << " " << p;
+            verdict_rule rule;
+            rule.kmer_fpr = p;
+            EXPECT_TRUE(rule.matches(n, n)) << n << " " << p;
+            EXPECT_TRUE(rule.matches(n, t)) << n << " " << p;
+            EXPECT_FALSE(rule.matches(n, t - 1)) << n << " " << p;
+            EXPECT_FALSE(rule.matches(n, 0)) << n << " " << p;
+        }
+    }
+    // The issue's read: 999,970 31-mers at p = 0.001.
+    EXPECT_EQ(verdict_rule::chance_threshold(999'970, 0.001, 1e-5), 1139u);
+}
+
+// --quick relies on the threshold never falling as a read grows (hits_settling_match): checked
+// for every length up to 10^5 k-mers and around 10^6 and 10^8, where the bound takes over from
+// the exact sum.
+TEST(verdict, threshold_never_falls_as_reads_grow) {
+    for (double p : {1e-2, 1e-3, 1.0 / 65536}) {
+        auto check = [p](uint64_t from, uint64_t to) {
+            uint64_t previous = verdict_rule::chance_threshold(from, p, 1e-5);
+            for (uint64_t n = from + 1; n <= to; ++n) {
+                uint64_t const t = verdict_rule::chance_threshold(n, p, 1e-5);
+                ASSERT_GE(t, previous) << n << " " << p;
+                previous = t;
+            }
+        };
+        check(1, 100'000);
+        check(999'000, 1'001'000);
+        check(99'999'000, 100'001'000);
+    }
+}
+
 TEST(verdict, user_thresholds_replace_the_default) {
     verdict_rule rule;
     rule.min_hits = 10;
