@@ -205,7 +205,8 @@ int main(int argc, char** argv) {
     uint64_t reads = 0, exact_ge1 = 0, exact_ge_t = 0;
     uint64_t qmer_called = 0, qmer_called_not_exact_t = 0, qmer_called_exact_zero = 0;
     uint64_t kmers_mismatch = 0, hits_below_exact = 0, id_mismatch = 0, extra_hits = 0;
-    uint64_t absent_kmers = 0;  // k-mer positions the exact set lacks: where a false positive can be
+    uint64_t absent_kmers =
+        0;  // k-mer positions the exact set lacks: where a false positive can be
     BGZF* fp = open_or_die(rest[0]);
     kseq_t* seq = kseq_init(fp);
     std::string line;
@@ -273,8 +274,9 @@ int main(int argc, char** argv) {
         // the k-mers covering sequencing errors: near the index).
         std::printf("absent_kmers=%llu\nqmer_kmer_fpr=%.6g\n",
                     static_cast<unsigned long long>(absent_kmers),
-                    absent_kmers ? static_cast<double>(extra_hits) / static_cast<double>(absent_kmers)
-                                 : 0.0);
+                    absent_kmers
+                        ? static_cast<double>(extra_hits) / static_cast<double>(absent_kmers)
+                        : 0.0);
     }
     return 0;
 }
