@@ -1,6 +1,7 @@
 // The Snakemake workflow (workflows/Snakefile) run for real on data/: the report's numbers equal a
-// direct `qmer query`, a second run has nothing to do, a dry run plans every rule, and a broken
-// input fails its rule with qmer's message in the rule's log.
+// direct `qmer query`, a second run has nothing to do, a dry run plans every rule, a broken
+// input fails its rule with qmer's message in the rule's log, --config overrides single keys of
+// workflows/config.yaml, and the qmer binary is found on PATH, else in the checkout's build folder.
 #include <filesystem>
 #include <sstream>
 
@@ -27,9 +28,16 @@ class snakefile : public cli_test {
     }
 
     int snakemake(std::string const& args, std::string& output) {
-        std::string const cmd =
-            "cd '" + dir().string() + "' && snakemake -s '" + std::string(QMER_SOURCE_DIR) +
-            "/workflows/Snakefile' --configfile config.yaml " + args + " > snakemake.log 2>&1";
+        return run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
+                             "--configfile config.yaml " + args, output);
+    }
+
+    // Runs the Snakefile at `snakefile_path` in the test folder; `environment` prefixes the command
+    // (e.g. "PATH=... ").
+    int run_snakemake(std::string const& snakefile_path, std::string const& args,
+                      std::string& output, std::string const& environment = "") {
+        std::string const cmd = "cd '" + dir().string() + "' && " + environment + "snakemake -s '" +
+                                snakefile_path + "' " + args + " > snakemake.log 2>&1";
         int const status = std::system(cmd.c_str());
         output = slurp(dir() / "snakemake.log");
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -65,7 +73,7 @@ TEST_F(snakefile, runs_end_to_end_and_matches_a_direct_query) {
                  "/unrelated_reads.fq.gz\n");
     std::string log;
     ASSERT_EQ(snakemake("--cores 2", log), 0) << log;
-    auto const report = rows(slurp(dir() / "out" / "report.tsv"));
+    auto const report = rows(slurp(dir() / "out" / "qmer_report.tsv"));
     ASSERT_EQ(report.size(), 3u) << log;
     EXPECT_EQ(report[0][0], "sample");
 
@@ -104,6 +112,66 @@ TEST_F(snakefile, dry_run_plans_index_query_and_report) {
     for (char const* rule : {"rule index:", "rule query:", "rule report:"})
         EXPECT_NE(log.find(rule), std::string::npos) << rule << "\n" << log;
     EXPECT_FALSE(std::filesystem::exists(dir() / "out"));
+    // A config naming its own samples gets none of the example's.
+    EXPECT_EQ(log.find("lambda_pairs"), std::string::npos) << log;
+}
+
+TEST_F(snakefile, config_keys_override_the_defaults_one_by_one) {
+    // workflows/config.yaml's example data, as seen from the repository root.
+    std::filesystem::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
+    std::string log;
+    ASSERT_EQ(run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
+                            "-n -p --cores 2 --config qmer=" + std::string(QMER_BINARY) +
+                                " threads=1 outdir=out",
+                            log),
+              0)
+        << log;
+    EXPECT_NE(log.find(std::string(QMER_BINARY) + " index -t 1 "), std::string::npos) << log;
+    EXPECT_NE(log.find(std::string(QMER_BINARY) + " query -t 1 "), std::string::npos) << log;
+    // The keys not given keep the defaults: the example's references and both its samples.
+    for (char const* planned : {"out/index/lambda.qmer", "out/query/lambda_pairs.lambda.json",
+                                "out/query/unrelated.lambda.json"})
+        EXPECT_NE(log.find(planned), std::string::npos) << planned << "\n" << log;
+
+    // A config naming samples but no references does not borrow the example's references.
+    write_file("samples_only.yaml", "samples:\n  s:\n    reads: data/unrelated_reads.fq.gz\n");
+    EXPECT_NE(run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
+                            "-n --cores 2 --configfile samples_only.yaml", log),
+              0)
+        << log;
+    EXPECT_NE(log.find("the config has no 'references' entry"), std::string::npos) << log;
+}
+
+TEST_F(snakefile, qmer_is_found_on_path_else_in_the_checkouts_build_folder) {
+    // A checkout of the workflow alone, and a PATH holding nothing but snakemake (and qmer, when
+    // it is "installed"), so whatever qmer the machine has cannot interfere.
+    namespace fs = std::filesystem;
+    fs::create_directories(dir() / "checkout/workflows");
+    fs::create_directories(dir() / "checkout/build/release");
+    fs::create_directories(dir() / "bin");
+    for (char const* file : {"Snakefile", "config.yaml"})
+        fs::copy_file(fs::path(QMER_SOURCE_DIR) / "workflows" / file,
+                      dir() / "checkout/workflows" / file);
+    ASSERT_EQ(shell("ln -s \"$(command -v snakemake)\" bin/snakemake").exit_code, 0);
+    fs::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
+    std::string const copied = (dir() / "checkout/workflows/Snakefile").string();
+    std::string const path = "PATH='" + (dir() / "bin").string() + "' ";
+    std::string log;
+
+    fs::create_symlink(QMER_BINARY, dir() / "bin/qmer");
+    ASSERT_EQ(run_snakemake(copied, "-n -p --cores 1", log, path), 0) << log;
+    EXPECT_NE(log.find((dir() / "bin/qmer").string() + " index "), std::string::npos) << log;
+
+    fs::remove(dir() / "bin/qmer");
+    fs::create_symlink(QMER_BINARY, dir() / "checkout/build/release/qmer");
+    ASSERT_EQ(run_snakemake(copied, "-n -p --cores 1", log, path), 0) << log;
+    EXPECT_NE(log.find((dir() / "checkout/build/release/qmer").string() + " index "),
+              std::string::npos)
+        << log;
+
+    fs::remove(dir() / "checkout/build/release/qmer");
+    EXPECT_NE(run_snakemake(copied, "-n -p --cores 1", log, path), 0) << log;
+    EXPECT_NE(log.find("no qmer on PATH"), std::string::npos) << log;
 }
 
 TEST_F(snakefile, broken_input_fails_its_rule_with_qmers_message) {
