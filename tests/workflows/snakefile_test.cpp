@@ -1,8 +1,11 @@
 // The Snakemake workflow (workflows/Snakefile) run for real on data/: the report's numbers equal a
 // direct `qmer query`, a second run has nothing to do, a dry run plans every rule, a broken
 // input fails its rule with qmer's message in the rule's log, --config overrides single keys of
-// workflows/config.yaml, and the qmer binary is found on PATH, else in the checkout's build folder.
+// workflows/config.yaml, the qmer binary is found on PATH, else in the checkout's build folder,
+// and MultiQC run over the results shows qmer's numbers and takes no file for another tool's.
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "cli/cli_fixture.hpp"
@@ -183,6 +186,60 @@ TEST_F(snakefile, broken_input_fails_its_rule_with_qmers_message) {
     EXPECT_NE(rule_log.find("qmer: error:"), std::string::npos) << rule_log;
     EXPECT_NE(rule_log.find("broken.fq"), std::string::npos) << rule_log;
     EXPECT_FALSE(std::filesystem::exists(dir() / "out/query/broken.lambda.tsv.gz"));
+}
+
+TEST_F(snakefile, multiqc_shows_the_categories_and_matched_fraction_of_each_sample) {
+    namespace fs = std::filesystem;
+    if (std::system("command -v multiqc > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "multiqc is not installed (scripts/install-deps installs it): the MultiQC "
+                        "report is not checked";
+    // The bundled example, with every output the workflow can write.
+    fs::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
+    std::string log;
+    ASSERT_EQ(run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
+                            "--cores 2 --config qmer=" + std::string(QMER_BINARY) +
+                                " outdir=out write_unmatched=true",
+                            log),
+              0)
+        << log;
+    auto const status = shell("multiqc --no-ansi -f out -o mqc > multiqc.log 2>&1");
+    ASSERT_EQ(status.exit_code, 0) << slurp(dir() / "multiqc.log");
+
+    // qmer's two sections and nothing else: a file taken for another tool's (report.tsv was
+    // QUAST's) would add that module's multiqc_<module>.txt.
+    std::set<std::string> files;
+    for (auto const& entry : fs::directory_iterator(dir() / "mqc/multiqc_data"))
+        files.insert(entry.path().filename().string());
+    EXPECT_EQ(files, (std::set<std::string>{"multiqc.log", "multiqc_citations.txt",
+                                            "multiqc_data.json", "multiqc_general_stats.txt",
+                                            "multiqc_qmer_categories.txt", "multiqc_sources.txt"}))
+        << slurp(dir() / "multiqc.log");
+
+    auto const bars = rows(slurp(dir() / "mqc/multiqc_data/multiqc_qmer_categories.txt"));
+    auto const general = rows(slurp(dir() / "mqc/multiqc_data/multiqc_general_stats.txt"));
+    ASSERT_EQ(bars.size(), 3u);
+    ASSERT_EQ(general.size(), 3u);
+    EXPECT_EQ(bars[0], (std::vector<std::string>{"Sample", "matched", "unmatched"}));
+    ASSERT_EQ(general[0].size(), 2u);
+    EXPECT_NE(general[0][1].find("qmer_matched_lambda"), std::string::npos) << general[0][1];
+    for (std::string const sample : {"lambda_pairs", "unrelated"}) {
+        std::string const json = slurp(dir() / "out/query" / (sample + ".lambda.json"));
+        long const pairs = std::stol(json_number(json, "pairs"));
+        long const units = pairs ? pairs : std::stol(json_number(json, "reads"));
+        long const matched = std::stol(json_number(json, "matched"));
+        auto const bar = std::find_if(bars.begin(), bars.end(),
+                                      [&](auto const& row) { return row[0] == sample; });
+        ASSERT_NE(bar, bars.end()) << sample;
+        EXPECT_EQ(std::stol((*bar)[1]), matched) << sample;
+        EXPECT_EQ(std::stol((*bar)[2]), units - matched) << sample;
+        auto const column = std::find_if(general.begin(), general.end(),
+                                         [&](auto const& row) { return row[0] == sample; });
+        ASSERT_NE(column, general.end()) << sample;
+        EXPECT_NEAR(std::stod((*column)[1]), 100.0 * matched / units, 0.01) << sample;
+    }
+    // The example's reads: ~98.8% of the lambda pairs match, under 1% of the unrelated reads.
+    EXPECT_GT(std::stol(bars[1][1]), 9800);
+    EXPECT_LT(std::stol(bars[2][1]), 10);
 }
 
 }  // namespace
