@@ -45,6 +45,16 @@ class snakefile : public cli_test {
         output = slurp(dir() / "snakemake.log");
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
+
+    // Runs the workflow on its default config, workflows/config.yaml (the bundled example, whose
+    // data/ paths are seen from the repository root), with `config` added to this build's qmer
+    // and outdir=out on the command line.
+    int run_example(std::string const& args, std::string const& config, std::string& output) {
+        std::filesystem::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
+        return run_snakemake(
+            std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
+            args + " --config qmer=" + std::string(QMER_BINARY) + " outdir=out " + config, output);
+    }
 };
 
 std::vector<std::vector<std::string>> rows(std::string const& text) {
@@ -120,15 +130,8 @@ TEST_F(snakefile, dry_run_plans_index_query_and_report) {
 }
 
 TEST_F(snakefile, config_keys_override_the_defaults_one_by_one) {
-    // workflows/config.yaml's example data, as seen from the repository root.
-    std::filesystem::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
     std::string log;
-    ASSERT_EQ(run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
-                            "-n -p --cores 2 --config qmer=" + std::string(QMER_BINARY) +
-                                " threads=1 outdir=out",
-                            log),
-              0)
-        << log;
+    ASSERT_EQ(run_example("-n -p --cores 2", "threads=1", log), 0) << log;
     EXPECT_NE(log.find(std::string(QMER_BINARY) + " index -t 1 "), std::string::npos) << log;
     EXPECT_NE(log.find(std::string(QMER_BINARY) + " query -t 1 "), std::string::npos) << log;
     // The keys not given keep the defaults: the example's references and both its samples.
@@ -194,14 +197,8 @@ TEST_F(snakefile, multiqc_shows_the_categories_and_matched_fraction_of_each_samp
         GTEST_SKIP() << "multiqc is not installed (scripts/install-deps installs it): the MultiQC "
                         "report is not checked";
     // The bundled example, with every output the workflow can write.
-    fs::create_directory_symlink(QMER_DATA_DIR, dir() / "data");
     std::string log;
-    ASSERT_EQ(run_snakemake(std::string(QMER_SOURCE_DIR) + "/workflows/Snakefile",
-                            "--cores 2 --config qmer=" + std::string(QMER_BINARY) +
-                                " outdir=out write_unmatched=true",
-                            log),
-              0)
-        << log;
+    ASSERT_EQ(run_example("--cores 2", "write_unmatched=true", log), 0) << log;
     auto const status = shell("multiqc --no-ansi -f out -o mqc > multiqc.log 2>&1");
     ASSERT_EQ(status.exit_code, 0) << slurp(dir() / "multiqc.log");
 
