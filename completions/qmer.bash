@@ -36,9 +36,9 @@ _qmer() {
 
     if [[ -z $subcommand ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '$(_parse_help "$1")' -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$(_parse_help "$1")" -- "$cur")
         else
-            COMPREPLY=($(compgen -W '$(_qmer_subcommands "$1")' -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -W "$(_qmer_subcommands "$1")" -- "$cur")
         fi
         return
     fi
@@ -55,7 +55,7 @@ _qmer() {
     $split && return
 
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '$(_parse_help "$1" "$subcommand --help")' -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -W "$(_parse_help "$1" "$subcommand --help")" -- "$cur")
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return
     fi
