@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <istream>
+#include <optional>
 #include <streambuf>
 #include <utility>
 
@@ -121,10 +122,53 @@ char const* foreign_compression(std::string_view head) {
 
 }  // namespace
 
+// What identifies a regular file's version: a file that another process appends to, truncates or
+// replaces while qmer reads it gives results that describe neither version, and a truncation at a
+// record boundary cannot be told from the data alone.
+struct file_version {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec modified{};
+
+    static file_version of(struct stat const& info) {
+        return {info.st_dev, info.st_ino, info.st_size, info.st_mtim};
+    }
+    bool operator==(file_version const& o) const {
+        return device == o.device && inode == o.inode && size == o.size &&
+               modified.tv_sec == o.modified.tv_sec && modified.tv_nsec == o.modified.tv_nsec;
+    }
+};
+
 // The backend lives behind record_source; this type only exists to name it in the header.
 struct sequence_reader::backend {
     std::unique_ptr<detail::record_source> source;
+    // Set for regular files: checked again when the last record has been read.
+    std::optional<file_version> opened;
 };
+
+namespace {
+
+// Throws if the regular file at path is no longer the version that was opened.
+void check_unchanged(std::string const& path, file_version const& opened) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        throw input_error(path + ": removed or renamed while it was read: the results may be " +
+                          "incomplete; run again on a finished file");
+    auto const now = file_version::of(info);
+    if (now == opened) return;
+    std::string what = now.device != opened.device || now.inode != opened.inode
+                           ? "replaced by another file"
+                       : now.size > opened.size ? "grew from " + std::to_string(opened.size) +
+                                                      " to " + std::to_string(now.size) + " bytes"
+                       : now.size < opened.size ? "shrank from " + std::to_string(opened.size) +
+                                                      " to " + std::to_string(now.size) + " bytes"
+                                                : "rewritten (its modification time changed)";
+    throw input_error(path + ": " + what + " while it was read: the results would describe " +
+                      "neither version; run again on a finished file");
+}
+
+}  // namespace
 
 sequence_reader::sequence_reader(std::string path, reader_options options)
     : path_(std::move(path)), options_(options), backend_(std::make_unique<backend>()) {
@@ -134,6 +178,7 @@ sequence_reader::sequence_reader(std::string path, reader_options options)
         struct stat info {};
         if (::stat(path_.c_str(), &info) != 0) fail_open(path_, errno);
         if (S_ISDIR(info.st_mode)) throw input_error(path_ + ": cannot open: is a directory");
+        if (S_ISREG(info.st_mode)) backend_->opened = file_version::of(info);
     }
     hFILE* raw = hopen(path_.c_str(), "r");
     if (raw == nullptr) fail_open(path_, errno);
@@ -234,6 +279,7 @@ bool sequence_reader::read_record(record_batch& batch) {
     if (!backend_ || !backend_->source) return false;  // empty, finished or moved-from
     if (!backend_->source->read(batch, records_ + 1)) {
         backend_->source.reset();  // release the file (and any threads) as soon as it is done
+        if (backend_->opened) check_unchanged(path_, *backend_->opened);
         return false;
     }
     ++records_;

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -593,6 +595,60 @@ TEST_F(sequence_reader_test, truncated_bam) {
         expect_input_error([&] { read_all(p, reader_options{.decompression_threads = threads}); },
                            {p, "truncated"});
     }
+}
+
+// Issue 18, item 5: a reads file that grows, shrinks or is replaced while it is read. Each change
+// comes after the first record was handed out and the file is small enough to be buffered whole,
+// so the records read are those of the first version: only the check at the end can tell.
+TEST_F(sequence_reader_test, file_changed_while_it_was_read) {
+    std::string const text = "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIIII\n";
+    auto const after_first_record = [&](std::string const& name, auto&& change) {
+        std::string const p = write(name, text);
+        sequence_reader reader(p);
+        record_batch batch;
+        EXPECT_TRUE(reader.read_record(batch));
+        change(p);
+        return [p, r = std::make_shared<sequence_reader>(std::move(reader))] {
+            record_batch b;
+            while (r->read_record(b)) {
+            }
+        };
+    };
+    expect_input_error(after_first_record("grow.fq",
+                                          [](std::string const& p) {
+                                              std::FILE* f = std::fopen(p.c_str(), "a");
+                                              std::fputs("@r3\nACGT\n+\nIIII\n", f);
+                                              std::fclose(f);
+                                          }),
+                       {"grow.fq", "grew from 32 to 48 bytes", "while it was read"});
+    expect_input_error(
+        after_first_record("shrink.fq",
+                           [](std::string const& p) { std::filesystem::resize_file(p, 16); }),
+        {"shrink.fq", "shrank from 32 to 16 bytes"});
+    expect_input_error(after_first_record("replace.fq",
+                                          [&](std::string const& p) {
+                                              std::string const other = write("other.fq", text);
+                                              std::filesystem::rename(other, p);
+                                          }),
+                       {"replace.fq", "replaced by another file"});
+    expect_input_error(
+        after_first_record("gone.fq", [](std::string const& p) { std::filesystem::remove(p); }),
+        {"gone.fq", "removed or renamed while it was read"});
+    // Same size, new contents: the modification time tells (set explicitly: a rewrite within the
+    // file system's time granularity would not show).
+    expect_input_error(after_first_record("rewrite.fq",
+                                          [](std::string const& p) {
+                                              std::FILE* f = std::fopen(p.c_str(), "r+");
+                                              std::fputs("@x1", f);
+                                              std::fclose(f);
+                                              auto const t = std::filesystem::last_write_time(p);
+                                              std::filesystem::last_write_time(
+                                                  p, t + std::chrono::seconds(5));
+                                          }),
+                       {"rewrite.fq", "rewritten"});
+    // Unchanged, the same reading ends cleanly.
+    EXPECT_NO_THROW(after_first_record("same.fq", [](std::string const&) {})());
+    EXPECT_EQ(read_all(write("plain.fq", text)).size(), 2u);
 }
 
 }  // namespace

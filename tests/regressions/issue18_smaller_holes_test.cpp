@@ -142,18 +142,22 @@ TEST_F(issue18, info_printed_the_parameters_as_raw_integers) {
 // live run is writing is left alone, and so is a young one.
 TEST_F(issue18, sigkill_left_its_temporary_behind) {
     ASSERT_EQ(qmer({"index", "-k", "15", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
-    // A query blocked on a pipe holds its outputs' temporaries open; then it is killed.
+    // A query blocked on a pipe holds its outputs' temporaries open; then it is killed. The FIFO
+    // is made before anything goes to the background: `mkfifo && { ... } &` backgrounds mkfifo
+    // too, and the query then sometimes found no reads.pipe (1 CI run in ~10).
     std::string const start_blocked =
-        "mkfifo reads.pipe && { cat reads.fq; exec sleep 60; } > reads.pipe 2> /dev/null & "
+        "mkfifo reads.pipe || exit 1; "
+        "{ cat reads.fq; exec sleep 60; } > reads.pipe 2> /dev/null & "
         "feeder=$!; "
-        "$QMER query -q -o out.tsv --summary s.json ref.qmer reads.pipe > /dev/null 2>&1 & "
+        "$QMER query -q -o out.tsv --summary s.json ref.qmer reads.pipe > /dev/null 2> err.txt & "
         "query=$!; "
         "for i in $(seq 200); do [ $(ls -a | grep -c qmer-tmp) = 2 ] && break; sleep 0.05; done; ";
     ASSERT_EQ(
         shell(start_blocked + "kill -9 $query; wait $query; kill $feeder; rm reads.pipe").exit_code,
         0);
     auto const left = hidden_temporaries();
-    ASSERT_EQ(left.size(), 2u) << "the killed run should have left two temporaries";
+    ASSERT_EQ(left.size(), 2u) << "the killed run should have left two temporaries; it said: "
+                               << slurp(dir() / "err.txt");
 
     // Young leftovers stay (they might be between a writer's close and its rename).
     auto r = qmer({"query", "-q", "-o", "out.tsv", "--summary", "s.json", "ref.qmer", "reads.fq"});
