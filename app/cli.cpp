@@ -58,12 +58,21 @@ void setup_index(CLI::App& app, index_options& o) {
 }
 
 void setup_query(CLI::App& app, query_options& o) {
-    app.add_option("index", o.index, "Index built by 'qmer index'")->required();
-    app.add_option("reads", o.reads,
-                   "Reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'); "
-                   "two files for paired reads")
+    // INDEX READS [READS2], or -x INDEX ... READS [READS2]: which positional is the index is
+    // settled after parsing (index_from_positionals).
+    app.add_option("index_and_reads", o.reads,
+                   "INDEX (an index built by 'qmer index'; omitted when -x gives them), then the "
+                   "reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'): two files for paired "
+                   "reads")
         ->required()
-        ->expected(1, 2);
+        ->expected(1, 3);
+    app.add_option("-x,--index", o.panel,
+                   "An index of a screening panel, FILE or NAME=FILE (NAME defaults to FILE "
+                   "without .qmer); repeat it: every read is looked up in every index, in one "
+                   "pass, and gets a category (see README, Screening panels)");
+    app.add_option("--split-by-category", o.split_by_category,
+                   "With -x: write each category's reads to its own FASTQ, PATH with .NAME before "
+                   "its suffix (out.fq.gz -> out.A.fq.gz, out.multiple.fq.gz, out.none.fq.gz)");
     app.add_option("-o,--output", o.output, "Per-read TSV (default: stdout)");
     app.add_option("--summary", o.summary, "Write a JSON summary here");
     app.add_option("--matched", o.matched, "Write matched reads here (FASTQ; .gz compresses)");
@@ -90,7 +99,18 @@ void setup_query(CLI::App& app, query_options& o) {
         "  qmer query lambda.qmer reads.fq.gz > verdicts.tsv\n"
         "  qmer query -t 8 --summary s.json --unmatched clean.fq.gz hosts.qmer sample.fq.gz\n"
         "  qmer query --quick -o /dev/null --matched hits.fq.gz pathogen.qmer sample.fq.gz\n"
-        "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv");
+        "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv\n"
+        "  qmer query -x human=GRCh38.qmer -x phix.qmer --split-by-category out.fq.gz "
+        "sample.fq.gz");
+}
+
+// Without -x, the first positional is the index.
+void index_from_positionals(query_options& o) {
+    if (!o.panel.empty()) return;
+    if (o.reads.size() < 2)
+        throw usage_error("query needs an index and reads: INDEX READS [READS2]");
+    o.index = o.reads.front();
+    o.reads.erase(o.reads.begin());
 }
 
 void setup_info(CLI::App& app, info_options& o) {
@@ -140,9 +160,10 @@ int run_cli(int argc, char** argv) {
             index.command_line += argv[i];
         }
         run_index(index);
-    } else if (*query_cmd)
+    } else if (*query_cmd) {
+        index_from_positionals(query);
         run_query(query);
-    else if (*info_cmd)
+    } else if (*info_cmd)
         run_info(info);
     return exit_code::ok;
 }
