@@ -6,6 +6,7 @@
 
 #include "app/index/options.hpp"
 #include "app/info/options.hpp"
+#include "app/merge/options.hpp"
 #include "app/query/options.hpp"
 #include "core/error.hpp"
 
@@ -69,7 +70,10 @@ void setup_query(CLI::App& app, query_options& o) {
     app.add_option("-x,--index", o.panel,
                    "An index of a screening panel, FILE or NAME=FILE (NAME defaults to FILE "
                    "without .qmer); repeat it: every read is looked up in every index, in one "
-                   "pass, and gets a category (see README, Screening panels)");
+                   "pass, and gets a category (see README, Screening panels)")
+        // One value per -x: the reads after the last -x stay positionals.
+        ->allow_extra_args(false)
+        ->take_all();
     app.add_option("--split-by-category", o.split_by_category,
                    "With -x: write each category's reads to its own FASTQ, PATH with .NAME before "
                    "its suffix (out.fq.gz -> out.A.fq.gz, out.multiple.fq.gz, out.none.fq.gz)");
@@ -113,6 +117,21 @@ void index_from_positionals(query_options& o) {
     o.reads.erase(o.reads.begin());
 }
 
+void setup_merge(CLI::App& app, merge_options& o) {
+    app.add_option("tables", o.tables,
+                   "Per-read tables of 'qmer query -x' runs of the same reads against different "
+                   "indexes (plain or gzip), in the order their columns go")
+        ->required();
+    app.add_option("-o,--output", o.output, "The joint per-read TSV (default: stdout)");
+    app.add_option("--summary", o.summary, "Write the joint JSON summary here");
+    app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
+    app.footer(
+        "Examples:\n"
+        "  qmer query -x human.qmer -o s.human.tsv.gz s.fq.gz   # on one node\n"
+        "  qmer query -x mouse.qmer -o s.mouse.tsv.gz s.fq.gz   # on another\n"
+        "  qmer merge -o s.tsv --summary s.json s.human.tsv.gz s.mouse.tsv.gz");
+}
+
 void setup_info(CLI::App& app, info_options& o) {
     app.add_option("index", o.index, "Index built by 'qmer index'")->required();
     app.add_flag("--json", o.json, "Print JSON instead of text");
@@ -133,11 +152,15 @@ int run_cli(int argc, char** argv) {
     index_options index;
     query_options query;
     info_options info;
+    merge_options merge;
     auto* index_cmd = app.add_subcommand("index", "Build an index of the reference k-mers");
     auto* query_cmd = app.add_subcommand("query", "Screen reads against an index");
+    auto* merge_cmd = app.add_subcommand(
+        "merge", "Join per-read tables of single-index queries into the panel's joint table");
     auto* info_cmd = app.add_subcommand("info", "Describe an index");
     setup_index(*index_cmd, index);
     setup_query(*query_cmd, query);
+    setup_merge(*merge_cmd, merge);
     setup_info(*info_cmd, info);
 
     try {
@@ -163,8 +186,11 @@ int run_cli(int argc, char** argv) {
     } else if (*query_cmd) {
         index_from_positionals(query);
         run_query(query);
-    } else if (*info_cmd)
+    } else if (*merge_cmd) {
+        run_merge(merge);
+    } else if (*info_cmd) {
         run_info(info);
+    }
     return exit_code::ok;
 }
 

@@ -82,25 +82,4 @@ std::string mate_path(std::string const& path, int mate) {
            path.substr(path.size() - suffix);
 }
 
-uint64_t count_kmers(std::string_view seq, unsigned k) noexcept {
-    uint64_t kmers = 0, run = 0;
-    for (char c : seq) {
-        switch (c) {
-            case 'A':
-            case 'C':
-            case 'G':
-            case 'T':
-            case 'a':
-            case 'c':
-            case 'g':
-            case 't':
-                kmers += ++run >= k;
-                break;
-            default:
-                run = 0;
-        }
-    }
-    return kmers;
-}
-
 }  // namespace qmer::app

@@ -46,9 +46,4 @@ std::string category_path(std::string const& path, std::string_view category);
 // together, mate files stay mate files.
 std::string mate_path(std::string const& path, int mate);
 
-// The k-mers of seq as the scanner counts them: positions that start k consecutive A/C/G/T (either
-// case). A panel's --quick stops each index's lookups at a different k-mer, so the kmers column
-// is counted here instead.
-uint64_t count_kmers(std::string_view seq, unsigned k) noexcept;
-
 }  // namespace qmer::app

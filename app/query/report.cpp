@@ -196,6 +196,13 @@ std::string panel_rule_line(panel_rule const& rule) {
            ", quick = " + (rule.quick ? "yes" : "no") + "\n";
 }
 
+std::string panel_reads_line(std::vector<std::string> const& reads) {
+    // Tab-separated (not space, as in the one-index form): merge reads the names back.
+    std::string out = "# reads:";
+    for (auto const& r : reads) out += "\t" + r;
+    return out;
+}
+
 std::string panel_tsv_header(std::vector<index_description> const& indexes) {
     std::string out = "read_id\tkmers";
     for (auto const& index : indexes) out += "\thits_" + index.name;
@@ -207,8 +214,7 @@ std::string panel_tsv_preamble(std::vector<index_description> const& indexes,
                                bool paired) {
     std::string out = "# qmer " QMER_VERSION "\n";
     for (auto const& index : indexes) out += panel_index_line(index);
-    out += "# reads:";
-    for (auto const& r : reads) out += " " + r;
+    out += panel_reads_line(reads);
     out += paired ? "\n# input: pairs\n" : "\n# input: single-end\n";
     out += "# verdict: " + panel_verdict_text(rule) + "\n";
     out += panel_rule_line(rule);

@@ -73,6 +73,7 @@ std::string panel_tsv_preamble(std::vector<index_description> const& indexes,
 std::string panel_index_line(index_description const& index);
 std::string panel_verdict_text(panel_rule const& rule);
 std::string panel_rule_line(panel_rule const& rule);
+std::string panel_reads_line(std::vector<std::string> const& reads);  // without '\n'
 std::string panel_tsv_header(std::vector<index_description> const& indexes);
 // One line: read_id kmers hits_1 ... hits_n category.
 void append_panel_tsv_line(std::string& out, std::string_view read_id, uint64_t kmers,

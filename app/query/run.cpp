@@ -25,6 +25,7 @@
 #include "app/query/report.hpp"
 #include "app/query/verdict.hpp"
 #include "core/error.hpp"
+#include "core/kmer/scanner.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
@@ -307,7 +308,7 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
     if (!panel_form) described[0].name.clear();
     bool const two_files = o.reads.size() == 2;
     bool const paired = source.paired();
-    unsigned const k = first_header.k;
+    kmer_scanner const scanner(first_header.k);
 
     // Open every output before reading anything: a bad output path fails at once.
     output_set out;
@@ -364,12 +365,11 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
                 append_tsv_line(chunk->tsv, id, kmers, hits, match);
                 t.hits += hits;
             } else {
-                // --quick stops each index's lookups at its own k-mer: count them all here. A
-                // settled index keeps its match, as its threshold was taken for at least as many
-                // k-mers (verdict.hpp, hits_settling_match).
+                // --quick stops each index's lookups at its own k-mer: count them all here (a scan
+                // without hashing or lookups). A settled index keeps its match, as its threshold
+                // was taken for at least as many k-mers (verdict.hpp, hits_settling_match).
                 if (o.quick)
-                    kmers =
-                        count_kmers(r1.sequence, k) + (paired ? count_kmers(r2.sequence, k) : 0);
+                    kmers = scanner.count(r1.sequence) + (paired ? scanner.count(r2.sequence) : 0);
                 size_t matched_count = 0, last = 0;
                 for (size_t j = 0; j < n; ++j) {
                     uint64_t const hits = chunk->counts[j][i].hits;
