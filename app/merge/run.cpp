@@ -309,12 +309,13 @@ void merge_pass(merge_options const& o, io::output_file* out, io::output_file* s
         }
     }
     if (!out) return;
+    progress.update(totals.reads, 0);
     out->write(text);
     out->commit();
     if (summary) {
         std::vector<std::string> reads;
-        auto const names =
-            split(first.reads_line.substr(std::string_view("# reads:").size()), '\t');
+        auto const names = split(
+            std::string_view(first.reads_line).substr(std::string_view("# reads:").size()), '\t');
         for (size_t i = 1; i < names.size(); ++i) reads.emplace_back(names[i]);
         summary->write(panel_summary_json(totals, sums, indexes, first.verdict_line.substr(11),
                                           reads, progress.elapsed_seconds(), cpu_seconds(),
