@@ -1,6 +1,9 @@
 // `qmer merge --summary` wrote the reads' names from views into a temporary string that was gone
 // by then: the Snakemake workflow's JSON held bytes that were not UTF-8 ("inputs" of long
-// absolute paths, whose text lives on the heap and is reused). ASan reports the read as well.
+// absolute paths, whose text lives on the heap and is reused). Whether the freed bytes are
+// overwritten depends on the allocator's state: in a release build this test passed with the bug
+// as well, so it is the ASan run (scripts/sanitize asan, .ci/run) that catches it, as a
+// heap-use-after-free.
 #include "cli/cli_fixture.hpp"
 
 namespace {
@@ -22,7 +25,7 @@ TEST_F(merge_summary, inputs_dangled) {
         r = qmer(args);
         ASSERT_EQ(r.exit_code, 0) << r.err;
     }
-    r = qmer({"merge", "-q", "-o", "/dev/null", "--summary", "m.json", "a.tsv", "b.tsv"});
+    r = qmer({"merge", "-q", "-o", "m.tsv.gz", "--summary", "m.json", "a.tsv", "b.tsv"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto const json = slurp(dir() / "m.json");
     EXPECT_NE(json.find("\"inputs\": [\"" + reads[0] + "\", \"" + reads[1] + "\"]"),
