@@ -232,7 +232,9 @@ TEST_F(panel, every_read_lands_in_its_own_category) {
 }
 
 TEST_F(panel, hits_equal_single_index_runs) {
-    auto const joint = qmer(std::vector<std::string>{"query"} + panel_args() +
+    // The panel answers A (the default filter) in place from the mapped file; the single runs
+    // read it into huge pages: both load paths give the same hits.
+    auto const joint = qmer(std::vector<std::string>{"query", "--mmap"} + panel_args() +
                             std::vector<std::string>{"reads.fq"});
     ASSERT_EQ(joint.exit_code, 0) << joint.err;
     auto const t = parse_table(joint.out);
@@ -388,6 +390,11 @@ TEST_F(panel, merge_refuses_mixed_k_other_rules_and_one_index_tables) {
         EXPECT_FALSE(std::filesystem::exists(dir() / "m.tsv"));
         EXPECT_FALSE(std::filesystem::exists(dir() / "m.json"));
     }
+    // An output that is a table.
+    r = qmer({"merge", "-o", "a.tsv", "a.tsv", "b25.tsv"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("'a.tsv' (-o) is the same file as 'a.tsv' (table)"), std::string::npos)
+        << r.err;
     // A table edited by hand: a category its hits do not give.
     auto text = slurp(dir() / "a.tsv");
     auto const at = text.find("\tnone\n");
