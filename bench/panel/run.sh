@@ -147,6 +147,11 @@ run_timed "$scratch/seal.log" "$seal" -Xmx4g in="$reads" ref="${refs%,}" k=31 th
     ambiguous=all refnames=t pattern="$scratch/seal/%.fq" outu="$scratch/seal/none.fq" \
     stats="$scratch/seal/stats.txt" overwrite=t
 row seal "build+query" "panel of ${#genomes[@]}" "" "$nreads_total"
+# Seal's own "Processing time" (the reads alone: no JVM start, no table build), the rate it reports.
+wall=$(awk '/^Processing time:/ { print $3 }' "$scratch/seal.log")
+cpu=""
+rss=""
+row seal "processing only" "panel of ${#genomes[@]}" "" "$nreads_total"
 seal_version=$(sed -n 's/.*Version \([0-9.]*\).*/\1/p' "$scratch/seal.log" | head -1)
 
 # Kraken 2: a custom database of the four genomes under a taxonomy of its own (root 1, one species
