@@ -154,7 +154,8 @@ int run_cli(int argc, char** argv) {
     info_options info;
     merge_options merge;
     auto* index_cmd = app.add_subcommand("index", "Build an index of the reference k-mers");
-    auto* query_cmd = app.add_subcommand("query", "Screen reads against an index");
+    auto* query_cmd = app.add_subcommand(
+        "query", "Screen reads against an index, or a panel of indexes (-x) in one pass");
     auto* merge_cmd = app.add_subcommand(
         "merge", "Join per-read tables of single-index queries into the panel's joint table");
     auto* info_cmd = app.add_subcommand("info", "Describe an index");
