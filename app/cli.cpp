@@ -6,6 +6,7 @@
 
 #include "app/index/options.hpp"
 #include "app/info/options.hpp"
+#include "app/merge/options.hpp"
 #include "app/query/options.hpp"
 #include "core/error.hpp"
 
@@ -58,12 +59,24 @@ void setup_index(CLI::App& app, index_options& o) {
 }
 
 void setup_query(CLI::App& app, query_options& o) {
-    app.add_option("index", o.index, "Index built by 'qmer index'")->required();
-    app.add_option("reads", o.reads,
-                   "Reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'); "
-                   "two files for paired reads")
+    // INDEX READS [READS2], or -x INDEX ... READS [READS2]: which positional is the index is
+    // settled after parsing (index_from_positionals).
+    app.add_option("index_and_reads", o.reads,
+                   "INDEX (an index built by 'qmer index'; omitted when -x gives them), then the "
+                   "reads (FASTA/FASTQ/SAM/BAM/CRAM, plain/gzip/bgzf, '-'): two files for paired "
+                   "reads")
         ->required()
-        ->expected(1, 2);
+        ->expected(1, 3);
+    app.add_option("-x,--index", o.panel,
+                   "An index of a screening panel, FILE or NAME=FILE (NAME defaults to FILE "
+                   "without .qmer); repeat it: every read is looked up in every index, in one "
+                   "pass, and gets a category (see README, Screening panels)")
+        // One value per -x: the reads after the last -x stay positionals.
+        ->allow_extra_args(false)
+        ->take_all();
+    app.add_option("--split-by-category", o.split_by_category,
+                   "With -x: write each category's reads to its own FASTQ, PATH with .NAME before "
+                   "its suffix (out.fq.gz -> out.A.fq.gz, out.multiple.fq.gz, out.none.fq.gz)");
     app.add_option("-o,--output", o.output, "Per-read TSV (default: stdout)");
     app.add_option("--summary", o.summary, "Write a JSON summary here");
     app.add_option("--matched", o.matched, "Write matched reads here (FASTQ; .gz compresses)");
@@ -90,7 +103,33 @@ void setup_query(CLI::App& app, query_options& o) {
         "  qmer query lambda.qmer reads.fq.gz > verdicts.tsv\n"
         "  qmer query -t 8 --summary s.json --unmatched clean.fq.gz hosts.qmer sample.fq.gz\n"
         "  qmer query --quick -o /dev/null --matched hits.fq.gz pathogen.qmer sample.fq.gz\n"
-        "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv");
+        "  qmer query hosts.qmer sample_R1.fq.gz sample_R2.fq.gz -o pairs.tsv\n"
+        "  qmer query -x human=GRCh38.qmer -x phix.qmer --split-by-category out.fq.gz "
+        "sample.fq.gz");
+}
+
+// Without -x, the first positional is the index.
+void index_from_positionals(query_options& o) {
+    if (!o.panel.empty()) return;
+    if (o.reads.size() < 2)
+        throw usage_error("query needs an index and reads: INDEX READS [READS2]");
+    o.index = o.reads.front();
+    o.reads.erase(o.reads.begin());
+}
+
+void setup_merge(CLI::App& app, merge_options& o) {
+    app.add_option("tables", o.tables,
+                   "Per-read tables of 'qmer query -x' runs of the same reads against different "
+                   "indexes (plain or gzip), in the order their columns go")
+        ->required();
+    app.add_option("-o,--output", o.output, "The joint per-read TSV (default: stdout)");
+    app.add_option("--summary", o.summary, "Write the joint JSON summary here");
+    app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
+    app.footer(
+        "Examples:\n"
+        "  qmer query -x human.qmer -o s.human.tsv.gz s.fq.gz   # on one node\n"
+        "  qmer query -x mouse.qmer -o s.mouse.tsv.gz s.fq.gz   # on another\n"
+        "  qmer merge -o s.tsv --summary s.json s.human.tsv.gz s.mouse.tsv.gz");
 }
 
 void setup_info(CLI::App& app, info_options& o) {
@@ -113,11 +152,16 @@ int run_cli(int argc, char** argv) {
     index_options index;
     query_options query;
     info_options info;
+    merge_options merge;
     auto* index_cmd = app.add_subcommand("index", "Build an index of the reference k-mers");
-    auto* query_cmd = app.add_subcommand("query", "Screen reads against an index");
+    auto* query_cmd = app.add_subcommand(
+        "query", "Screen reads against an index, or a panel of indexes (-x) in one pass");
+    auto* merge_cmd = app.add_subcommand(
+        "merge", "Join per-read tables of single-index queries into the panel's joint table");
     auto* info_cmd = app.add_subcommand("info", "Describe an index");
     setup_index(*index_cmd, index);
     setup_query(*query_cmd, query);
+    setup_merge(*merge_cmd, merge);
     setup_info(*info_cmd, info);
 
     try {
@@ -140,10 +184,14 @@ int run_cli(int argc, char** argv) {
             index.command_line += argv[i];
         }
         run_index(index);
-    } else if (*query_cmd)
+    } else if (*query_cmd) {
+        index_from_positionals(query);
         run_query(query);
-    else if (*info_cmd)
+    } else if (*merge_cmd) {
+        run_merge(merge);
+    } else if (*info_cmd) {
         run_info(info);
+    }
     return exit_code::ok;
 }
 

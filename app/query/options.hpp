@@ -8,15 +8,23 @@
 namespace qmer::app {
 
 struct query_options {
+    // The one-index form `qmer query INDEX READS [READS2]`: today's output (read_id kmers hits
+    // containment match). Empty when the indexes are given with -x.
     std::string index;
+    // The panel form: every -x value as given, "FILE" or "NAME=FILE" (app/query/panel.hpp), in
+    // order. Even one -x writes the panel output (hits_NAME and category columns), which is what
+    // `qmer merge` joins.
+    std::vector<std::string> panel;
     std::vector<std::string> reads;  // one file, or two for paired reads; "-" is stdin
     std::string output = "-";        // per-read TSV
     std::string summary;             // JSON summary, optional
-    std::string matched;             // FASTQ of matched reads, optional
-    std::string unmatched;           // FASTQ of unmatched reads, optional
-    double min_containment = -1;     // < 0: the default verdict rule decides
-    int64_t min_hits = -1;           // < 0: the default verdict rule decides
-    unsigned threads = 0;            // 0: all cores
+    std::string matched;             // FASTQ of matched reads (by any index), optional
+    std::string unmatched;           // FASTQ of unmatched reads (by no index), optional
+    // Panel form: one FASTQ per category, named after this path (category_path()), optional.
+    std::string split_by_category;
+    double min_containment = -1;  // < 0: the default verdict rule decides
+    int64_t min_hits = -1;        // < 0: the default verdict rule decides
+    unsigned threads = 0;         // 0: all cores
     bool interleaved = false;
     bool quick = false;  // stop a read's lookups once it is settled as a match
     // Answer from the index file mapped in place (shared page cache, first read at once) instead

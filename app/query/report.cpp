@@ -98,10 +98,10 @@ void append_record(std::string& out, io::sequence_record const& record) {
     out += '\n';
 }
 
-std::string summary_json(query_totals const& t, index_description const& index,
-                         std::string const& rule, std::vector<std::string> const& reads,
-                         double wall_seconds, double cpu_seconds, uint64_t peak_rss,
-                         unsigned threads) {
+namespace {
+
+// The counts every summary opens with, up to "kmers".
+std::string summary_head(query_totals const& t) {
     uint64_t const units = t.pairs ? t.pairs : t.reads;
     std::string out = "{\n";
     out += "  \"qmer_version\": \"" QMER_VERSION "\",\n";
@@ -114,25 +114,159 @@ std::string summary_json(query_totals const& t, index_description const& index,
                          "%.6f") +
            ",\n";
     out += "  \"kmers\": " + std::to_string(t.kmers) + ",\n";
-    out += "  \"hits\": " + std::to_string(t.hits) + ",\n";
+    return out;
+}
+
+// What describes the process that wrote the summary, then the rule and the reads.
+std::string summary_run(uint64_t reads, std::string const& rule,
+                        std::vector<std::string> const& inputs, double wall_seconds,
+                        double cpu_seconds, uint64_t peak_rss, unsigned threads) {
+    std::string out;
     out += "  \"wall_seconds\": " + format_double(wall_seconds, "%.3f") + ",\n";
     out += "  \"cpu_seconds\": " + format_double(cpu_seconds, "%.3f") + ",\n";
-    out +=
-        "  \"reads_per_second\": " +
-        format_double(wall_seconds > 0 ? static_cast<double>(t.reads) / wall_seconds : 0, "%.1f") +
-        ",\n";
+    out += "  \"reads_per_second\": " +
+           format_double(wall_seconds > 0 ? static_cast<double>(reads) / wall_seconds : 0, "%.1f") +
+           ",\n";
     out += "  \"peak_rss_bytes\": " + std::to_string(peak_rss) + ",\n";
     out += "  \"threads\": " + std::to_string(threads) + ",\n";
     out += "  \"verdict_rule\": " + json_string(rule) + ",\n";
     out += "  \"inputs\": [";
-    for (size_t i = 0; i < reads.size(); ++i) out += (i ? ", " : "") + json_string(reads[i]);
-    out += "],\n";
-    out += "  \"index\": {\"path\": " + json_string(index.path) +
+    for (size_t i = 0; i < inputs.size(); ++i) out += (i ? ", " : "") + json_string(inputs[i]);
+    out += "]";
+    return out;
+}
+
+}  // namespace
+
+std::string summary_json(query_totals const& t, index_description const& index,
+                         std::string const& rule, std::vector<std::string> const& reads,
+                         double wall_seconds, double cpu_seconds, uint64_t peak_rss,
+                         unsigned threads) {
+    std::string out = summary_head(t);
+    out += "  \"hits\": " + std::to_string(t.hits) + ",\n";
+    out += summary_run(t.reads, rule, reads, wall_seconds, cpu_seconds, peak_rss, threads);
+    out += ",\n  \"index\": {\"path\": " + json_string(index.path) +
            ", \"k\": " + std::to_string(index.k) + ", \"filter\": " + json_string(index.filter) +
            ", \"fpr\": " + format_double(index.fpr, "%g") +
            ", \"kmers\": " + std::to_string(index.elements) +
            ", \"hash_seed\": " + std::to_string(index.hash_seed) + "}\n";
     out += "}\n";
+    return out;
+}
+
+void panel_totals::add(panel_totals const& other) {
+    for (size_t i = 0; i < categories.size(); ++i) categories[i] += other.categories[i];
+    for (size_t i = 0; i < matched.size(); ++i) {
+        matched[i] += other.matched[i];
+        hits[i] += other.hits[i];
+    }
+}
+
+std::string exact_double(double value) {
+    char buf[64];
+    auto const r = std::to_chars(buf, buf + sizeof buf, value);
+    return std::string(buf, r.ptr);
+}
+
+std::string panel_index_line(index_description const& index) {
+    return "# index " + index.name + ": " + index.path + " (k = " + std::to_string(index.k) +
+           ", filter = " + index.filter + ", fpr = " + exact_double(index.fpr) +
+           ", k-mers = " + std::to_string(index.elements) +
+           ", hash seed = " + std::to_string(index.hash_seed) + ")\n";
+}
+
+std::string panel_verdict_text(panel_rule const& rule) {
+    std::string text =
+        rule.min_hits < 0 && rule.min_containment < 0
+            ? "per index, hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr: the "
+              "index's)"
+            : "per index, hits >= " + std::to_string(std::max<int64_t>(rule.min_hits, 0)) +
+                  " and containment >= " + exact_double(std::max(rule.min_containment, 0.0));
+    text += "; category: the one index that matched, multiple, or none";
+    if (rule.quick)
+        text +=
+            "; --quick: an index's lookups stop once the read has the hits to match it, so "
+            "hits count only the k-mers looked up (kmers counts them all)";
+    return text;
+}
+
+std::string panel_rule_line(panel_rule const& rule) {
+    return "# rule: min-hits = " + std::to_string(rule.min_hits) +
+           ", min-containment = " + exact_double(rule.min_containment) +
+           ", quick = " + (rule.quick ? "yes" : "no") + "\n";
+}
+
+std::string panel_reads_line(std::vector<std::string> const& reads) {
+    // Tab-separated (not space, as in the one-index form): merge reads the names back.
+    std::string out = "# reads:";
+    for (auto const& r : reads) out += "\t" + r;
+    return out;
+}
+
+std::string panel_tsv_header(std::vector<index_description> const& indexes) {
+    std::string out = "read_id\tkmers";
+    for (auto const& index : indexes) out += "\thits_" + index.name;
+    return out + "\tcategory\n";
+}
+
+std::string panel_tsv_preamble(std::vector<index_description> const& indexes,
+                               panel_rule const& rule, std::vector<std::string> const& reads,
+                               bool paired) {
+    std::string out = "# qmer " QMER_VERSION "\n";
+    for (auto const& index : indexes) out += panel_index_line(index);
+    out += panel_reads_line(reads);
+    out += paired ? "\n# input: pairs\n" : "\n# input: single-end\n";
+    out += "# verdict: " + panel_verdict_text(rule) + "\n";
+    out += panel_rule_line(rule);
+    return out + panel_tsv_header(indexes);
+}
+
+void append_panel_tsv_line(std::string& out, std::string_view read_id, uint64_t kmers,
+                           std::vector<uint64_t> const& hits, std::string_view category) {
+    out.append(read_id);
+    out += '\t';
+    append_number(out, kmers);
+    for (uint64_t h : hits) {
+        out += '\t';
+        append_number(out, h);
+    }
+    out += '\t';
+    out.append(category);
+    out += '\n';
+}
+
+std::string panel_summary_json(query_totals const& t, panel_totals const& panel,
+                               std::vector<index_description> const& indexes,
+                               std::string const& rule, std::vector<std::string> const& reads,
+                               double wall_seconds, double cpu_seconds, uint64_t peak_rss,
+                               unsigned threads) {
+    size_t const n = indexes.size();
+    std::string out = summary_head(t);
+    out += "  \"categories\": {";
+    for (size_t c = 0; c < n + 2; ++c) {
+        std::string_view const name = c < n    ? std::string_view(indexes[c].name)
+                                      : c == n ? "multiple"
+                                               : "none";
+        out += (c ? ", " : "") + json_string(name) + ": " + std::to_string(panel.categories[c]);
+    }
+    out += "},\n";
+    out += "  \"indexes\": [";
+    for (size_t i = 0; i < n; ++i) {
+        auto const& index = indexes[i];
+        out += (i ? ",\n    " : "\n    ");
+        out += "{\"name\": " + json_string(index.name) + ", \"path\": " + json_string(index.path) +
+               ", \"k\": " + std::to_string(index.k) +
+               ", \"filter\": " + json_string(index.filter) +
+               ", \"fpr\": " + exact_double(index.fpr) +
+               ", \"kmers\": " + std::to_string(index.elements) +
+               ", \"hash_seed\": " + std::to_string(index.hash_seed) +
+               ", \"hits\": " + std::to_string(panel.hits[i]) +
+               ", \"matched\": " + std::to_string(panel.matched[i]) +
+               ", \"matched_only\": " + std::to_string(panel.categories[i]) + "}";
+    }
+    out += "\n  ],\n";
+    out += summary_run(t.reads, rule, reads, wall_seconds, cpu_seconds, peak_rss, threads);
+    out += "\n}\n";
     return out;
 }
 

@@ -22,6 +22,7 @@ struct query_totals {
 };
 
 struct index_description {
+    std::string name;  // the panel form's NAME (empty in the one-index form)
     std::string path;
     unsigned k = 0;
     std::string filter;
@@ -43,6 +44,49 @@ std::string summary_json(query_totals const& totals, index_description const& in
                          std::string const& rule, std::vector<std::string> const& reads,
                          double wall_seconds, double cpu_seconds, uint64_t peak_rss,
                          unsigned threads);
+
+// The panel form (several indexes, or -x): per index its hits and the read's category.
+struct panel_totals {
+    std::vector<uint64_t> categories;  // per category: 0..n-1 one index alone, n multiple, n+1 none
+    std::vector<uint64_t> matched;     // per index: reads (pairs) its verdict matched
+    std::vector<uint64_t> hits;        // per index: hits over all reads
+
+    explicit panel_totals(size_t indexes = 0)
+        : categories(indexes + 2), matched(indexes), hits(indexes) {}
+    void add(panel_totals const& other);
+};
+
+// What the panel's verdict lines record: merge recomputes each index's verdict from them.
+struct panel_rule {
+    int64_t min_hits = -1;
+    double min_containment = -1;
+    bool quick = false;
+};
+
+// The # lines and the header of the panel TSV. Everything `qmer merge` needs to rebuild a joint
+// run's output is here: one "# index NAME: PATH (k = .., filter = .., fpr = .., k-mers = ..,
+// hash seed = ..)" line per index (fpr written to round-trip exactly), the reads, whether they
+// are pairs, the verdict in words and its inputs.
+std::string panel_tsv_preamble(std::vector<index_description> const& indexes,
+                               panel_rule const& rule, std::vector<std::string> const& reads,
+                               bool paired);
+std::string panel_index_line(index_description const& index);
+std::string panel_verdict_text(panel_rule const& rule);
+std::string panel_rule_line(panel_rule const& rule);
+std::string panel_reads_line(std::vector<std::string> const& reads);  // without '\n'
+std::string panel_tsv_header(std::vector<index_description> const& indexes);
+// One line: read_id kmers hits_1 ... hits_n category.
+void append_panel_tsv_line(std::string& out, std::string_view read_id, uint64_t kmers,
+                           std::vector<uint64_t> const& hits, std::string_view category);
+
+std::string panel_summary_json(query_totals const& totals, panel_totals const& panel,
+                               std::vector<index_description> const& indexes,
+                               std::string const& rule, std::vector<std::string> const& reads,
+                               double wall_seconds, double cpu_seconds, uint64_t peak_rss,
+                               unsigned threads);
+
+// Shortest text that reads back as the same double.
+std::string exact_double(double value);
 
 // JSON string escaping (quotes, backslashes, control bytes).
 std::string json_string(std::string_view s);

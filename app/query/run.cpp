@@ -1,12 +1,13 @@
 // qmer query: reads -> canonical k-mers -> hashes -> filter lookups -> verdicts (DESIGN.md, data
 // flow). One TBB parallel_pipeline: a serial in-order stage reads batches of reads (or pairs); a
-// parallel stage scans, hashes and looks up their k-mers (prefetched in groups) and formats their
-// output text; a serial in-order stage writes it, so the output is in input order and does not
-// depend on the thread count.
+// parallel stage scans, hashes and looks up their k-mers (prefetched in groups) in every index in
+// turn and formats their output text; a serial in-order stage writes it, so the output is in input
+// order and does not depend on the thread count. A panel (several -x indexes) reads the reads once.
 
 #include <tbb/parallel_pipeline.h>
 
 #include <array>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
@@ -20,9 +21,11 @@
 #include "app/filters/registry.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "app/query/options.hpp"
+#include "app/query/panel.hpp"
 #include "app/query/report.hpp"
 #include "app/query/verdict.hpp"
 #include "core/error.hpp"
+#include "core/kmer/scanner.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
@@ -32,18 +35,33 @@
 namespace qmer::app {
 namespace {
 
+struct read_counts {
+    uint64_t kmers = 0;
+    uint64_t hits = 0;
+};
+
 // One batch of reads (or pairs) and everything the parallel stage makes of it.
 struct query_chunk {
-    io::paired_batch reads;  // single-end input uses reads.first only
+    io::paired_batch reads;                        // single-end input uses reads.first only
+    std::vector<std::vector<read_counts>> counts;  // per index, per read
+    std::vector<uint64_t> hits;                    // one read's hits per index
     std::string tsv;
     std::array<std::string, 2> matched, unmatched;  // per mate
+    std::vector<std::array<std::string, 2>> split;  // per category, per mate
     query_totals totals;
+    panel_totals panel;
 
-    void reset_outputs() {
+    void reset_outputs(size_t indexes, bool split_by_category) {
+        counts.resize(indexes);
+        hits.resize(indexes);
         tsv.clear();
         for (auto& s : matched) s.clear();
         for (auto& s : unmatched) s.clear();
+        split.resize(split_by_category ? indexes + 2 : 0);
+        for (auto& mates : split)
+            for (auto& s : mates) s.clear();
         totals = {};
+        panel = panel_totals(indexes);
     }
 };
 
@@ -77,240 +95,426 @@ std::string_view pair_id(std::string_view name) {
     return io::mate_base_name(name);
 }
 
+// One index's lookups over a batch, behind one virtual call per batch: the per-k-mer loop is a
+// template instantiated per filter kind and hash scheme (chosen once per index, never per k-mer).
+class index_lookup {
+  public:
+    virtual ~index_lookup() = default;
+    // out[i]: the k-mers looked up and their hits for read (pair) i. With --quick, a read's lookups
+    // stop once its hits settle a match under `verdicts`.
+    virtual void count(io::paired_batch const& reads, bool paired,
+                       std::vector<read_counts>& out) const = 0;
+};
+
+// Owner is the filter's owner: a unique_ptr to a filter loaded into its own memory, or the
+// rank-select levels read in place from the index file's bytes.
+template <typename Owner, typename Hashing>
+class index_lookup_of final : public index_lookup {
+  public:
+    index_lookup_of(Owner owner, Hashing const& hashing, verdict_table const& verdicts, bool quick)
+        : owner_(std::move(owner)), hashing_(hashing), verdicts_(verdicts), quick_(quick) {}
+
+    void count(io::paired_batch const& reads, bool paired,
+               std::vector<read_counts>& out) const override {
+        auto const& filter = this->filter();
+        uint64_t const k = hashing_.k();
+        // The most k-mers a sequence can hold (one per position; invalid bases only remove some).
+        auto max_kmers = [k](std::string_view seq) -> uint64_t {
+            return seq.size() >= k ? seq.size() - k + 1 : 0;
+        };
+        // Adds seq's k-mers and their hits; with --quick, stops once hits reach `settle`.
+        auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits,
+                              uint64_t settle) {
+            if (!quick_) {
+                kmers += for_each_kmer_hash(filter, hashing_, seq, [&](uint64_t h) {
+                    hits += contains_read_only(filter, h);
+                });
+            } else if (hits < settle) {
+                kmers += for_each_kmer_hash(filter, hashing_, seq, [&](uint64_t h) {
+                    hits += contains_read_only(filter, h);
+                    return hits < settle;
+                });
+            }
+        };
+        auto const& first = reads.first;
+        auto const& second = reads.second;
+        out.resize(first.size());
+        for (size_t i = 0; i < first.size(); ++i) {
+            auto const r1 = first[i];
+            uint64_t kmers = 0, hits = 0;
+            uint64_t const settle =
+                quick_ ? verdicts_.hits_settling_match(max_kmers(r1.sequence) +
+                                                       (paired ? max_kmers(second[i].sequence) : 0))
+                       : 0;
+            count_hits(r1.sequence, kmers, hits, settle);
+            if (paired) count_hits(second[i].sequence, kmers, hits, settle);
+            out[i] = {kmers, hits};
+        }
+    }
+
+  private:
+    auto const& filter() const {
+        if constexpr (requires { *owner_; })
+            return *owner_;
+        else
+            return owner_;
+    }
+    Owner owner_;
+    Hashing hashing_;
+    verdict_table const& verdicts_;
+    bool quick_;
+};
+
+// The rule every index's verdict follows, with that index's false-positive rate.
+verdict_rule rule_for(query_options const& o, double kmer_fpr) {
+    verdict_rule rule;
+    rule.kmer_fpr = kmer_fpr;
+    rule.min_hits = o.min_hits;
+    rule.min_containment = o.min_containment;
+    return rule;
+}
+
+// One index of the query, loaded and ready to answer.
+struct query_index {
+    query_index(index_spec s, io::index_file f, verdict_rule const& rule)
+        : spec(std::move(s)), file(std::move(f)), verdicts(rule) {}
+
+    index_spec spec;
+    io::index_file file;
+    verdict_table verdicts;
+    std::unique_ptr<index_lookup> lookup;
+    // --mmap of a format-3 index: its checksum, summed on a thread of its own while the reads are
+    // answered; a mismatch refuses every output before it is made final.
+    std::future<void> checksum;
+
+    index_description describe() const {
+        auto const& h = file.header();
+        return {spec.name, file.path(), h.k, h.filter, h.fpr, h.elements, h.hash_seed};
+    }
+};
+
+template <typename Owner>
+std::unique_ptr<index_lookup> make_lookup(Owner owner, io::index_header const& h,
+                                          verdict_table const& verdicts, bool quick) {
+    return with_kmer_hashing(h.k, h.hash_seed, h.hash,
+                             [&](auto const& hashing) -> std::unique_ptr<index_lookup> {
+                                 using hashing_type = std::decay_t<decltype(hashing)>;
+                                 return std::make_unique<index_lookup_of<Owner, hashing_type>>(
+                                     std::move(owner), hashing, verdicts, quick);
+                             });
+}
+
+// Loads an opened index for querying. The default filter in format 3 is answered in place from
+// the file's bytes, mapped (--mmap: the first read is answered at once, and only the pages
+// lookups touch are read) or read into huge pages (the default: no TLB miss per lookup); a damaged
+// word there can give wrong answers, never a hang or crash (core/qf/rank_select.hpp). Filters of
+// the older formats and the other kinds are copied into their own memory and frozen.
+std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
+                                        query_options const& o) {
+    double const fpr = opened.header().fpr;
+    auto q = std::make_unique<query_index>(std::move(spec), std::move(opened), rule_for(o, fpr));
+    io::index_file& file = q->file;
+    filter_kind const kind = filter_kind_of_index(file);
+    std::optional<qf::rank_select_levels> levels;
+    try {
+        levels = rank_select_levels_of(file);
+    } catch (index_error const&) {
+        file.check_checksum();  // a damaged file rather than a bad build: say so
+        throw;
+    }
+    if (levels) {
+        if (o.mmap) {
+            q->checksum = std::async(std::launch::async, [&file] { file.check_checksum(); });
+        } else {
+            // The same file again, read into huge pages (io::index_memory): at most one copy
+            // lives at a time, as the mapping above is dropped first.
+            std::string const path = file.path();
+            levels.reset();
+            file = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages,
+                                  throw_if_interrupted);
+            file.check_checksum();  // summed while it was read: refuse before any lookup
+            levels = rank_select_levels_of(file);
+            if (!levels) throw index_error("'" + path + "': changed while it was opened");
+        }
+        q->lookup = make_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
+        return q;
+    }
+    // Every other index is copied into its filter: check the whole file first, as at any load.
+    file.check_checksum();
+    visit_filter_kind(kind, [&](auto kind_constant) {
+        auto filter = filter_codec<kind_constant.value>::load(file);
+        file.release_sections();  // the filter holds its own copy now
+        // Nobody writes to a loaded index during a query: filters that can, answer it without
+        // locks.
+        if constexpr (requires { filter->freeze(); }) filter->freeze();
+        q->lookup = make_lookup(std::move(filter), file.header(), q->verdicts, o.quick);
+    });
+    return q;
+}
+
 struct output_set {
     std::unique_ptr<io::output_file> tsv;
     std::unique_ptr<io::output_file> summary;
     std::array<std::unique_ptr<io::output_file>, 2> matched, unmatched;
+    std::vector<std::array<std::unique_ptr<io::output_file>, 2>> split;  // per category
 };
 
-// "--matched out.fq.gz" with two mate files writes out_1.fq.gz and out_2.fq.gz: pairs stay
-// together, mate files stay mate files.
-std::string mate_path(std::string const& path, int mate) {
-    static constexpr std::string_view suffixes[] = {
-        ".fastq.gz", ".fq.gz", ".fastq", ".fq", ".fasta.gz", ".fa.gz", ".fasta", ".fa", ".gz"};
-    for (auto s : suffixes)
-        if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0)
-            return path.substr(0, path.size() - s.size()) + "_" + std::to_string(mate) +
-                   std::string(s);
-    return path + "_" + std::to_string(mate);
+// The FASTQ outputs one path option names: the file, or its two mate files when the reads are two
+// files (pairs stay together, mate files stay mate files).
+std::vector<std::pair<std::string, std::string>> fastq_outputs(query_options const& o,
+                                                               std::string const& path,
+                                                               std::string const& role) {
+    if (o.reads.size() != 2) return {{path, role}};
+    return {{mate_path(path, 1), role + ", mate 1"}, {mate_path(path, 2), role + ", mate 2"}};
 }
 
-// The whole query against one filter, its k-mers hashed the way the index was built
-// (core/kmer/sequence_hashing.hpp). before_commit() runs once every read is answered and before
-// any output is made final; it may throw to refuse them (a failed index checksum).
-template <typename Filter, typename Hashing>
-void query_with_hashing(query_options const& o, io::index_file const& index, unsigned threads,
-                        read_source& source, Filter const& filter, Hashing const& hashing,
-                        progress_meter& progress, std::function<void()> const& before_commit) {
-    auto const& header = index.header();
+// The --split-by-category files, per category (the panel's indexes, multiple, none).
+std::vector<std::string> split_paths(query_options const& o, std::vector<index_spec> const& panel) {
+    std::vector<std::string> out;
+    if (o.split_by_category.empty()) return out;
+    for (size_t c = 0; c < panel.size() + 2; ++c)
+        out.push_back(category_path(o.split_by_category, category_name(c, panel)));
+    return out;
+}
 
-    verdict_rule rule;
-    rule.kmer_fpr = header.fpr;
-    rule.min_hits = o.min_hits;
-    rule.min_containment = o.min_containment;
-    std::string rule_text =
-        rule.is_default()
-            ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
-                  std::to_string(header.fpr) + ")"
-            : std::string("hits >= ") + std::to_string(std::max<int64_t>(o.min_hits, 0)) +
-                  " and containment >= " + std::to_string(std::max(o.min_containment, 0.0));
-    if (o.quick)
-        rule_text +=
-            "; --quick: a read's lookups stop once it has the hits to match, so matched "
-            "reads' kmers and hits count only the k-mers looked up";
+// The whole query: every read looked up in every index, in one pass over the reads.
+void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_index>>& indexes,
+                   std::vector<index_spec> const& panel, unsigned threads, read_source& source,
+                   progress_meter& progress) {
+    bool const panel_form = o.index.empty();
+    size_t const n = indexes.size();
+    auto const& first_header = indexes[0]->file.header();
 
-    verdict_table const verdicts(rule);
+    panel_rule const prule{o.min_hits, o.min_containment, o.quick};
+    std::string rule_text;
+    if (panel_form) {
+        rule_text = panel_verdict_text(prule);
+    } else {
+        verdict_rule const rule = rule_for(o, first_header.fpr);
+        rule_text =
+            rule.is_default()
+                ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
+                      std::to_string(first_header.fpr) + ")"
+                : std::string("hits >= ") + std::to_string(std::max<int64_t>(o.min_hits, 0)) +
+                      " and containment >= " + std::to_string(std::max(o.min_containment, 0.0));
+        if (o.quick)
+            rule_text +=
+                "; --quick: a read's lookups stop once it has the hits to match, so matched "
+                "reads' kmers and hits count only the k-mers looked up";
+    }
 
-    index_description const described{index.path(), header.k,        header.filter,
-                                      header.fpr,   header.elements, header.hash_seed};
+    std::vector<index_description> described;
+    for (auto const& index : indexes) described.push_back(index->describe());
+    if (!panel_form) described[0].name.clear();
     bool const two_files = o.reads.size() == 2;
     bool const paired = source.paired();
+    kmer_scanner const scanner(first_header.k);
 
     // Open every output before reading anything: a bad output path fails at once.
     output_set out;
     out.tsv = std::make_unique<io::output_file>(o.output);
+    io::output_options const fastq_options{.compress_by_name = true,
+                                           .threads = threads > 1 ? 1u : 0u};
     auto open_fastq = [&](std::string const& path, auto& slots) {
         if (path.empty()) return;
-        io::output_options const opts{.compress_by_name = true, .threads = threads > 1 ? 1u : 0u};
-        if (two_files) {
-            slots[0] = std::make_unique<io::output_file>(mate_path(path, 1), opts);
-            slots[1] = std::make_unique<io::output_file>(mate_path(path, 2), opts);
-        } else {
-            slots[0] = std::make_unique<io::output_file>(path, opts);
-        }
+        auto const files = fastq_outputs(o, path, "");
+        for (size_t m = 0; m < files.size(); ++m)
+            slots[m] = std::make_unique<io::output_file>(files[m].first, fastq_options);
     };
     open_fastq(o.matched, out.matched);
     open_fastq(o.unmatched, out.unmatched);
+    auto const split_files = split_paths(o, panel);
+    out.split.resize(split_files.size());
+    for (size_t c = 0; c < split_files.size(); ++c) open_fastq(split_files[c], out.split[c]);
     if (!o.summary.empty()) out.summary = std::make_unique<io::output_file>(o.summary);
-    out.tsv->write(tsv_preamble(described, rule_text, o.reads));
+    out.tsv->write(panel_form ? panel_tsv_preamble(described, prule, o.reads, paired)
+                              : tsv_preamble(described[0], rule_text, o.reads));
 
     bool const want_matched = !o.matched.empty(), want_unmatched = !o.unmatched.empty();
+    bool const want_split = !split_files.empty();
     size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
     batch_pool<query_chunk> pool(tokens);
     query_totals totals;
+    panel_totals panel_sums(n);
 
-    // The most k-mers a sequence can hold (one per position; invalid bases only remove some).
-    auto max_kmers = [k = uint64_t{header.k}](std::string_view seq) -> uint64_t {
-        return seq.size() >= k ? seq.size() - k + 1 : 0;
+    // The text one read (pair) adds to an output: mate 1, then mate 2 in its own file or after it.
+    auto append_read = [&](std::array<std::string, 2>& dest, io::sequence_record const& r1,
+                           io::sequence_record const* r2) {
+        append_record(dest[0], r1);
+        if (r2) append_record(dest[two_files ? 1 : 0], *r2);
     };
-    // Adds seq's k-mers and their hits; with --quick, stops once hits reach `settle`.
-    auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits, uint64_t settle) {
-        if (!o.quick) {
-            kmers += for_each_kmer_hash(filter, hashing, seq,
-                                        [&](uint64_t h) { hits += contains_read_only(filter, h); });
-        } else if (hits < settle) {
-            kmers += for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
-                hits += contains_read_only(filter, h);
-                return hits < settle;
-            });
+
+    auto const answer = [&](query_chunk* chunk) {
+        chunk->reset_outputs(n, want_split);
+        for (size_t j = 0; j < n; ++j)
+            indexes[j]->lookup->count(chunk->reads, paired, chunk->counts[j]);
+        auto& t = chunk->totals;
+        auto const& first = chunk->reads.first;
+        auto const& second = chunk->reads.second;
+        for (size_t i = 0; i < first.size(); ++i) {
+            auto const r1 = first[i];
+            io::sequence_record r2;
+            if (paired) r2 = second[i];
+            io::sequence_record const* mate = paired ? &r2 : nullptr;
+            std::string_view const id = paired ? pair_id(r1.name) : r1.name;
+            uint64_t kmers = chunk->counts[0][i].kmers;
+            bool match = false;
+            if (!panel_form) {
+                uint64_t const hits = chunk->counts[0][i].hits;
+                match = indexes[0]->verdicts.matches(kmers, hits);
+                append_tsv_line(chunk->tsv, id, kmers, hits, match);
+                t.hits += hits;
+            } else {
+                // --quick stops each index's lookups at its own k-mer: count them all here (a scan
+                // without hashing or lookups). A settled index keeps its match, as its threshold
+                // was taken for at least as many k-mers (verdict.hpp, hits_settling_match).
+                if (o.quick)
+                    kmers = scanner.count(r1.sequence) + (paired ? scanner.count(r2.sequence) : 0);
+                size_t matched_count = 0, last = 0;
+                for (size_t j = 0; j < n; ++j) {
+                    uint64_t const hits = chunk->counts[j][i].hits;
+                    chunk->hits[j] = hits;
+                    chunk->panel.hits[j] += hits;
+                    t.hits += hits;
+                    if (indexes[j]->verdicts.matches(kmers, hits)) {
+                        ++matched_count;
+                        last = j;
+                        ++chunk->panel.matched[j];
+                    }
+                }
+                size_t const category = category_of(matched_count, last, n);
+                ++chunk->panel.categories[category];
+                match = matched_count > 0;
+                append_panel_tsv_line(chunk->tsv, id, kmers, chunk->hits,
+                                      category_name(category, panel));
+                if (want_split) append_read(chunk->split[category], r1, mate);
+            }
+            t.bases += r1.sequence.size() + (paired ? r2.sequence.size() : 0);
+            t.reads += paired ? 2 : 1;
+            t.pairs += paired;
+            t.kmers += kmers;
+            (match ? t.matched : t.unmatched) += 1;
+            if (match ? want_matched : want_unmatched)
+                append_read(match ? chunk->matched : chunk->unmatched, r1, mate);
         }
+        return chunk;
+    };
+
+    auto const write = [&](query_chunk* chunk) {
+        out.tsv->write(chunk->tsv);
+        for (int m = 0; m < 2; ++m) {
+            if (out.matched[m]) out.matched[m]->write(chunk->matched[m]);
+            if (out.unmatched[m]) out.unmatched[m]->write(chunk->unmatched[m]);
+            for (size_t c = 0; c < out.split.size(); ++c)
+                if (out.split[c][m]) out.split[c][m]->write(chunk->split[c][m]);
+        }
+        auto const& t = chunk->totals;
+        totals.reads += t.reads;
+        totals.pairs += t.pairs;
+        totals.matched += t.matched;
+        totals.unmatched += t.unmatched;
+        totals.kmers += t.kmers;
+        totals.hits += t.hits;
+        totals.bases += t.bases;
+        panel_sums.add(chunk->panel);
+        progress.update(totals.reads, totals.bases);
+        pool.give_back(chunk);
     };
 
     tbb::parallel_pipeline(
-        tokens, tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
-                                                     [&](tbb::flow_control& fc) -> query_chunk* {
-                                                         if (interrupted()) {
-                                                             fc.stop();
-                                                             return nullptr;
-                                                         }
-                                                         query_chunk* chunk = pool.take();
-                                                         if (!source.next(chunk->reads)) {
-                                                             pool.give_back(chunk);
-                                                             fc.stop();
-                                                             return nullptr;
-                                                         }
-                                                         return chunk;
-                                                     }) &
-                    tbb::make_filter<query_chunk*, query_chunk*>(
-                        tbb::filter_mode::parallel,
-                        [&](query_chunk* chunk) {
-                            chunk->reset_outputs();
-                            auto& t = chunk->totals;
-                            auto const& first = chunk->reads.first;
-                            auto const& second = chunk->reads.second;
-                            for (size_t i = 0; i < first.size(); ++i) {
-                                auto const r1 = first[i];
-                                uint64_t kmers = 0, hits = 0;
-                                uint64_t const settle =
-                                    o.quick ? verdicts.hits_settling_match(
-                                                  max_kmers(r1.sequence) +
-                                                  (paired ? max_kmers(second[i].sequence) : 0))
-                                            : 0;
-                                count_hits(r1.sequence, kmers, hits, settle);
-                                if (paired) count_hits(second[i].sequence, kmers, hits, settle);
-                                bool const match = verdicts.matches(kmers, hits);
-                                append_tsv_line(chunk->tsv, paired ? pair_id(r1.name) : r1.name,
-                                                kmers, hits, match);
-                                t.bases +=
-                                    r1.sequence.size() + (paired ? second[i].sequence.size() : 0);
-                                t.reads += paired ? 2 : 1;
-                                t.pairs += paired;
-                                t.kmers += kmers;
-                                t.hits += hits;
-                                (match ? t.matched : t.unmatched) += 1;
-                                if (match ? want_matched : want_unmatched) {
-                                    auto& dest = match ? chunk->matched : chunk->unmatched;
-                                    append_record(dest[0], r1);
-                                    if (paired) append_record(dest[two_files ? 1 : 0], second[i]);
-                                }
-                            }
-                            return chunk;
-                        }) &
-                    tbb::make_filter<query_chunk*, void>(
-                        tbb::filter_mode::serial_in_order, [&](query_chunk* chunk) {
-                            out.tsv->write(chunk->tsv);
-                            for (int m = 0; m < 2; ++m) {
-                                if (out.matched[m]) out.matched[m]->write(chunk->matched[m]);
-                                if (out.unmatched[m]) out.unmatched[m]->write(chunk->unmatched[m]);
-                            }
-                            auto const& t = chunk->totals;
-                            totals.reads += t.reads;
-                            totals.pairs += t.pairs;
-                            totals.matched += t.matched;
-                            totals.unmatched += t.unmatched;
-                            totals.kmers += t.kmers;
-                            totals.hits += t.hits;
-                            totals.bases += t.bases;
-                            progress.update(totals.reads, totals.bases);
-                            pool.give_back(chunk);
-                        }));
+        tokens,
+        tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
+                                             [&](tbb::flow_control& fc) -> query_chunk* {
+                                                 if (interrupted()) {
+                                                     fc.stop();
+                                                     return nullptr;
+                                                 }
+                                                 query_chunk* chunk = pool.take();
+                                                 if (!source.next(chunk->reads)) {
+                                                     pool.give_back(chunk);
+                                                     fc.stop();
+                                                     return nullptr;
+                                                 }
+                                                 return chunk;
+                                             }) &
+            tbb::make_filter<query_chunk*, query_chunk*>(tbb::filter_mode::parallel, answer) &
+            tbb::make_filter<query_chunk*, void>(tbb::filter_mode::serial_in_order, write));
     throw_if_interrupted();
-    before_commit();
+    for (auto& index : indexes)
+        if (index->checksum.valid()) index->checksum.get();
 
     // Everything is written; make the files final (each one's temporary renamed into place).
     out.tsv->commit();
     for (auto* set : {&out.matched, &out.unmatched})
         for (auto& f : *set)
             if (f) f->commit();
+    for (auto& mates : out.split)
+        for (auto& f : mates)
+            if (f) f->commit();
     if (out.summary) {
-        out.summary->write(summary_json(totals, described, rule_text, o.reads,
-                                        progress.elapsed_seconds(), cpu_seconds(), peak_rss_bytes(),
-                                        threads));
+        double const wall = progress.elapsed_seconds(), cpu = cpu_seconds();
+        out.summary->write(panel_form
+                               ? panel_summary_json(totals, panel_sums, described, rule_text,
+                                                    o.reads, wall, cpu, peak_rss_bytes(), threads)
+                               : summary_json(totals, described[0], rule_text, o.reads, wall, cpu,
+                                              peak_rss_bytes(), threads));
         out.summary->commit();
     }
     uint64_t const units = paired ? totals.pairs : totals.reads;
-    char extra[160];
+    char extra[200];
     std::snprintf(
-        extra, sizeof extra, "%llu of %llu %s matched (%.4f%%)",
+        extra, sizeof extra, "%llu of %llu %s matched%s (%.4f%%)",
         static_cast<unsigned long long>(totals.matched), static_cast<unsigned long long>(units),
-        paired ? "pairs" : "reads",
+        paired ? "pairs" : "reads", panel_form && n > 1 ? " by an index" : "",
         units ? 100.0 * static_cast<double>(totals.matched) / static_cast<double>(units) : 0.0);
     progress.finish(extra);
 }
 
-template <typename Filter>
-void query_with_filter(query_options const& o, io::index_file const& index, unsigned threads,
-                       read_source& source, Filter const& filter, progress_meter& progress,
-                       std::function<void()> const& before_commit) {
-    auto const& h = index.header();
-    with_kmer_hashing(h.k, h.hash_seed, h.hash, [&](auto const& hashing) {
-        query_with_hashing(o, index, threads, source, filter, hashing, progress, before_commit);
-    });
-}
-
-// Filters of the older formats and the other kinds: loaded into their own memory, frozen.
-template <filter_kind Kind>
-void query_with(query_options const& o, io::index_file& index, unsigned threads,
-                read_source& source) {
-    progress_meter progress("qmer query", o.quiet);
-    auto const filter = filter_codec<Kind>::load(index);
-    index.release_sections();  // the filter holds its own copy now
-    // Nobody writes to a loaded index during a query: filters that can, answer it without locks.
-    if constexpr (requires { filter->freeze(); }) filter->freeze();
-    query_with_filter(o, index, threads, source, *filter, progress, [] {});
-}
-
-// The default filter in format 3: answered in place from the file's bytes, mapped (--mmap: the
-// first read is answered at once, and only the pages lookups touch are read) or read into huge
-// pages (the default: no TLB miss per lookup). The checksum over the whole file is
-// computed on a thread of its own while the reads are answered, and a mismatch refuses every
-// output before it is made final (a damaged word can give wrong answers, never a hang or crash:
-// core/qf/rank_select.hpp).
-void query_in_place(query_options const& o, io::index_file const& index,
-                    qf::rank_select_levels const& levels, unsigned threads, read_source& source) {
-    progress_meter progress("qmer query", o.quiet);
-    auto checksum = std::async(std::launch::async, [&index] { index.check_checksum(); });
-    query_with_filter(o, index, threads, source, levels, progress, [&] { checksum.get(); });
-}
-
-// Refuses an output that is an input (the index, a reads file) or another output, before anything
+// Refuses an output that is an input (an index, a reads file) or another output, before anything
 // is opened: every name the query would write, the mates' names included.
-void refuse_same_files(query_options const& o) {
-    std::vector<io::named_file> inputs{{o.index, "index"}};
+void refuse_same_files(query_options const& o, std::vector<index_spec> const& panel) {
+    std::vector<io::named_file> inputs;
+    if (!o.index.empty()) inputs.push_back({o.index, "index"});
+    for (auto const& spec : panel)
+        if (o.index.empty()) inputs.push_back({spec.path, "-x " + spec.name});
     for (auto const& r : o.reads) inputs.push_back({r, "reads"});
     std::vector<io::named_file> outputs{{o.output, "-o"}};
     if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
     for (auto const& [path, option] :
          {std::pair{&o.matched, "--matched"}, std::pair{&o.unmatched, "--unmatched"}}) {
         if (path->empty()) continue;
-        if (o.reads.size() == 2) {
-            outputs.push_back({mate_path(*path, 1), std::string(option) + ", mate 1"});
-            outputs.push_back({mate_path(*path, 2), std::string(option) + ", mate 2"});
-        } else {
-            outputs.push_back({*path, option});
-        }
+        for (auto& [file, role] : fastq_outputs(o, *path, option)) outputs.push_back({file, role});
     }
+    auto const split = split_paths(o, panel);
+    for (size_t c = 0; c < split.size(); ++c)
+        for (auto& [file, role] : fastq_outputs(
+                 o, split[c], "--split-by-category, " + std::string(category_name(c, panel))))
+            outputs.push_back({file, role});
     io::refuse_same_files(inputs, outputs);
+}
+
+// The indexes of the command line: the one positional INDEX, or every -x. Panel indexes must exist
+// (a usage error, before anything is read or written).
+std::vector<index_spec> indexes_of(query_options const& o) {
+    if (!o.index.empty()) {
+        if (!o.panel.empty())
+            throw usage_error("give the indexes either as INDEX or with -x, not both");
+        if (!o.split_by_category.empty())
+            throw usage_error("--split-by-category needs the indexes given with -x NAME=FILE");
+        return {{"", o.index}};
+    }
+    if (o.panel.empty()) throw usage_error("query needs an index: INDEX READS, or -x INDEX");
+    auto panel = parse_panel(o.panel);
+    for (auto const& spec : panel) {
+        std::error_code ec;
+        if (!std::filesystem::exists(spec.path, ec))
+            throw usage_error("-x " + spec.name + ": index '" + spec.path + "' does not exist");
+    }
+    for (auto const& r : o.reads)
+        if (r.ends_with(".qmer"))
+            throw usage_error("'" + r +
+                              "' is given as reads: every index of a panel takes its own -x");
+    return panel;
 }
 
 }  // namespace
@@ -318,7 +522,8 @@ void refuse_same_files(query_options const& o) {
 void run_query(query_options const& o) {
     if (o.reads.empty() || o.reads.size() > 2)
         throw usage_error("query takes one reads file, or two for paired reads");
-    refuse_same_files(o);
+    auto const panel = indexes_of(o);
+    refuse_same_files(o, panel);
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);
@@ -328,37 +533,23 @@ void run_query(query_options const& o) {
     // output text) keep peak memory small.
     read_source source(
         o, {.decompression_threads = threads > 1 ? threads : 0, .batch_bytes = size_t{1} << 20});
-    io::index_file index(o.index, io::index_check::deferred);
-    filter_kind const kind = filter_kind_of_index(index);
-    std::optional<qf::rank_select_levels> levels;
-    try {
-        levels = rank_select_levels_of(index);
-    } catch (index_error const&) {
-        index.check_checksum();  // a damaged file rather than a bad build: say so
-        throw;
+    // Every header first (mapped, its sum deferred: cheap), so that a panel of mixed k fails
+    // before any index is read into memory.
+    std::vector<io::index_file> opened;
+    for (auto const& spec : panel) {
+        opened.emplace_back(spec.path, io::index_check::deferred);
+        if (opened.back().header().k != opened.front().header().k)
+            throw usage_error("-x " + spec.name + " ('" + spec.path +
+                              "') has k = " + std::to_string(opened.back().header().k) +
+                              ", but -x " + panel.front().name + " ('" + panel.front().path +
+                              "') has k = " + std::to_string(opened.front().header().k) +
+                              ": the indexes of one query must share k");
     }
-    if (levels) {
-        if (o.mmap) {
-            query_in_place(o, index, *levels, threads, source);
-        } else {
-            // The same file again, read into huge pages (io::index_memory): at most one copy
-            // lives at a time, as the mapping above is dropped first.
-            std::string const path = index.path();
-            levels.reset();
-            index = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages,
-                                   throw_if_interrupted);
-            index.check_checksum();  // summed while it was read: refuse before any lookup
-            levels = rank_select_levels_of(index);
-            if (!levels) throw index_error("'" + path + "': changed while it was opened");
-            query_in_place(o, index, *levels, threads, source);
-        }
-        return;
-    }
-    // Every other index is copied into its filter: check the whole file first, as at any load.
-    index.check_checksum();
-    visit_filter_kind(kind, [&](auto kind_constant) {
-        query_with<kind_constant.value>(o, index, threads, source);
-    });
+    std::vector<std::unique_ptr<query_index>> indexes;
+    for (size_t i = 0; i < panel.size(); ++i)
+        indexes.push_back(load_index(panel[i], std::move(opened[i]), o));
+    progress_meter progress("qmer query", o.quiet);
+    query_indexes(o, indexes, panel, threads, source, progress);
 }
 
 }  // namespace qmer::app
