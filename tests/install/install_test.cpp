@@ -74,7 +74,7 @@ TEST_F(install_test, bash_completes_subcommands_options_and_their_values) {
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("complete -F _qmer qmer"), std::string::npos) << r.out;
     for (char const* line :
-         {"qmer que|query\n", "qmer |index query info\n", "qmer query --mat|--matched\n",
+         {"qmer que|query\n", "qmer |index query merge info\n", "qmer query --mat|--matched\n",
           "qmer index --fi|--filter --fill\n", "qmer query -t |\n", "qmer query -o rea|reads.fq\n",
           "qmer query --quick --inter|--interleaved\n"})
         EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;

@@ -106,7 +106,7 @@ TEST_F(cli_test, man_page_describes_exactly_the_options_of_each_subcommand) {
     EXPECT_EQ(man_options(page.general), help_options(top.out));
 
     auto const subcommands = help_subcommands(top.out);
-    ASSERT_EQ(subcommands, (std::set<std::string>{"index", "query", "info"})) << top.out;
+    ASSERT_EQ(subcommands, (std::set<std::string>{"index", "query", "merge", "info"})) << top.out;
     std::set<std::string> documented;
     for (auto const& [name, part] : page.commands) documented.insert(name);
     EXPECT_EQ(documented, subcommands);

@@ -71,6 +71,15 @@ TEST_F(panel_workflow, split_and_joint_runs_give_the_direct_query_and_one_report
     EXPECT_NE(report.find("pairs\tnone\t120\t0.012000\t\n"), std::string::npos) << report;
     EXPECT_NE(report.find("unrelated\tplasmid\t0\t"), std::string::npos) << report;
 
+    // MultiQC's bars are the panel's categories, one bar per sample (not one per sample and
+    // index), the same in both modes.
+    auto const bars = slurp(dir() / "joint" / "qmer_categories_mqc.json");
+    EXPECT_EQ(bars, slurp(dir() / "split" / "qmer_categories_mqc.json"));
+    EXPECT_NE(bars.find("\"lambda\": 9880"), std::string::npos) << bars;
+    EXPECT_NE(bars.find("\"none\": 120"), std::string::npos) << bars;
+    EXPECT_NE(bars.find("\"unrelated\": {"), std::string::npos) << bars;
+    EXPECT_EQ(bars.find("(lambda)"), std::string::npos) << bars;
+
     // The table of a direct query against the same indexes.
     std::string const data = QMER_DATA_DIR;
     std::filesystem::create_directories(dir() / "out");
