@@ -50,6 +50,9 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_option("--max-memory", o.max_memory,
                    "Stop if the index would need more memory than this (e.g. 16G; default: 80% "
                    "of the machine's or the cgroup's memory)");
+    app.add_option("--temp-dir", o.temp_dir,
+                   "Folder for the scratch file of a build larger than its memory share (default: "
+                   "the index's folder; removed however qmer ends)");
     app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
     app.footer(
         "Examples:\n"

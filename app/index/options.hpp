@@ -39,6 +39,7 @@ struct index_options {
     bool plain_hash = false;
     bool quiet = false;
     std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
+    std::string temp_dir;      // the sorted build's scratch file; "" = the index's folder
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)
 };
 

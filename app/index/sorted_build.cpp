@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <span>
 #include <utility>
 
 #include "app/common/interrupt.hpp"
@@ -45,6 +46,72 @@ void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsign
     }
 }
 
+// Appends to `out` the fingerprints of one bucket from its sorted parts below the bucket bits
+// (`lows`, duplicates adjacent), with `marks` filtering the bucket's overloaded windows.
+template <typename Low>
+void append_bucket(std::span<Low const> lows, uint64_t bucket, unsigned low_bits,
+                   window_marks* marks, std::vector<uint64_t>& out) {
+    uint64_t const high = bucket << low_bits;
+    size_t const start = out.size();
+    for (size_t i = 0; i < lows.size(); ++i)
+        if (i == 0 || lows[i] != lows[i - 1]) out.push_back(high | lows[i]);
+    if (marks == nullptr) return;
+    std::vector<uint64_t> fps(out.begin() + static_cast<std::ptrdiff_t>(start), out.end());
+    marks->filter_bucket(fps, high, high + (uint64_t{1} << low_bits));
+    out.resize(start);
+    out.insert(out.end(), fps.begin(), fps.end());
+}
+
+// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and appended to level 0
+// in order. Serial: the next unit; parallel: its sorted fingerprints; serial in order: the append.
+// Tokens bound the sorted units waiting for the append. False once level 0 is full.
+template <typename Sorted>
+bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
+                     qf::expandable_filter& filter,
+                     qf::locally_locked_filter::sorted_append_state& state) {
+    uint32_t next = first;
+    bool complete = true;
+    tbb::parallel_pipeline(
+        2 * static_cast<size_t>(threads),
+        tbb::make_filter<void, uint32_t>(tbb::filter_mode::serial_in_order,
+                                         [&](tbb::flow_control& fc) -> uint32_t {
+                                             if (next == last || interrupted()) {
+                                                 fc.stop();
+                                                 return 0;
+                                             }
+                                             return next++;
+                                         }) &
+            tbb::make_filter<uint32_t, std::vector<uint64_t>>(tbb::filter_mode::parallel, sorted) &
+            tbb::make_filter<std::vector<uint64_t>, void>(
+                tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
+                    // Once level 0 is full, everything after stays out too (larger fingerprints).
+                    if (complete && filter.append_sorted(fps, state) != fps.size())
+                        complete = false;
+                }));
+    throw_if_interrupted();
+    return complete;
+}
+
+// Spilled bins: at most 2^12 of them (the buffers of every bin stay small), at least 2^10 where the
+// buckets allow it (bins of even size), never finer than the buckets, and fine enough that a
+// fingerprint's part below its bin bits fits 32 bits.
+constexpr unsigned max_bin_bits = 12;
+constexpr unsigned wanted_bin_bits = 10;
+
+unsigned bin_bits_of(qf::geometry g) noexcept {
+    unsigned const fp_bits = g.fingerprint_bits();
+    unsigned const needed = fp_bits > 32 ? fp_bits - 32 : 0;
+    return std::min(bucket_bits_of(g), std::max(needed, wanted_bin_bits));
+}
+
+// Each thread's buffer of a bin holds at least this many fingerprints (4 KiB: one write each).
+constexpr size_t min_buffer_values = 1024;
+
+size_t buffer_values_of(qf::geometry g, size_t buffer_bytes_per_thread) noexcept {
+    size_t const bins = size_t{1} << bin_bits_of(g);
+    return std::max(min_buffer_values, buffer_bytes_per_thread / sizeof(uint32_t) / bins);
+}
+
 }  // namespace
 
 bool fingerprint_buckets::supports(qf::geometry g) noexcept {
@@ -82,10 +149,7 @@ std::vector<uint64_t> fingerprint_buckets::gather(uint32_t bucket) {
     radix_sort(lows, scratch, low_bits_);
     std::vector<uint64_t> fps;
     fps.reserve(lows.size());
-    uint64_t const high = uint64_t{bucket} << low_bits_;
-    for (size_t i = 0; i < lows.size(); ++i)
-        if (i == 0 || lows[i] != lows[i - 1]) fps.push_back(high | lows[i]);
-    if (marks_ != nullptr) marks_->filter_bucket(fps, high, high + (uint64_t{1} << low_bits_));
+    append_bucket(std::span<uint32_t const>(lows), bucket, low_bits_, marks_, fps);
     return fps;
 }
 
@@ -133,30 +197,101 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
 bool fingerprint_buckets::append_to(qf::expandable_filter& filter,
                                     qf::locally_locked_filter::sorted_append_state& state,
                                     unsigned threads) {
-    uint32_t next = first_;
-    bool complete = true;
-    // Serial: the next bucket number; parallel: gather, sort, deduplicate; serial in order:
-    // append. Tokens bound the sorted buckets waiting for the append.
-    tbb::parallel_pipeline(
-        2 * static_cast<size_t>(threads),
-        tbb::make_filter<void, uint32_t>(tbb::filter_mode::serial_in_order,
-                                         [&](tbb::flow_control& fc) -> uint32_t {
-                                             if (next == last_ || interrupted()) {
-                                                 fc.stop();
-                                                 return 0;
-                                             }
-                                             return next++;
-                                         }) &
-            tbb::make_filter<uint32_t, std::vector<uint64_t>>(
-                tbb::filter_mode::parallel, [&](uint32_t b) { return gather(b); }) &
-            tbb::make_filter<std::vector<uint64_t>, void>(
-                tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
-                    // Once level 0 is full, everything after stays out too (larger fingerprints).
-                    if (complete && filter.append_sorted(fps, state) != fps.size())
-                        complete = false;
-                }));
-    throw_if_interrupted();
-    return complete;
+    return append_in_order(
+        first_, last_, threads, [&](uint32_t b) { return gather(b); }, filter, state);
+}
+
+bool spilled_fingerprint_buckets::supports(qf::geometry g) noexcept {
+    return fingerprint_buckets::supports(g) && bin_bits_of(g) <= max_bin_bits &&
+           g.fingerprint_bits() - bin_bits_of(g) <= 32;
+}
+
+uint64_t spilled_fingerprint_buckets::memory_bytes(qf::geometry g, uint64_t kmer_positions,
+                                                   unsigned threads,
+                                                   size_t buffer_bytes_per_thread) noexcept {
+    uint64_t const bins = uint64_t{1} << bin_bits_of(g);
+    uint64_t const buffers =
+        uint64_t{threads} * bins * buffer_values_of(g, buffer_bytes_per_thread) * sizeof(uint32_t);
+    // A bin being sorted: its values, the radix scratch and its fingerprints (4 + 4 + 8 bytes
+    // each), +25% for uneven bins, for each of the pipeline's 2 tokens per thread.
+    uint64_t const bin_values = kmer_positions / bins * 5 / 4 + 1;
+    uint64_t const sorting = 2 * uint64_t{threads} * bin_values * 16;
+    // Where each buffer went: 12 bytes per written buffer.
+    uint64_t const segments = kmer_positions / min_buffer_values * 16;
+    return buffers + sorting + segments;
+}
+
+spilled_fingerprint_buckets::spilled_fingerprint_buckets(qf::geometry g, io::spill_file& file,
+                                                         size_t buffer_bytes_per_thread,
+                                                         window_marks* marks)
+    : g_(g),
+      file_(file),
+      marks_(marks),
+      bin_shift_(g.fingerprint_bits() - bin_bits_of(g)),
+      bin_mask_(bin_shift_ == 0 ? 0 : ~uint64_t{0} >> (64 - bin_shift_)),
+      bins_(uint32_t{1} << bin_bits_of(g)),
+      low_bits_(g.fingerprint_bits() - bucket_bits_of(g)),
+      buffer_values_(buffer_values_of(g, buffer_bytes_per_thread)),
+      local_([bins = bins_] {
+          thread_bins mine;
+          mine.buffers.resize(bins);
+          mine.written.resize(bins);
+          return mine;
+      }) {}
+
+void spilled_fingerprint_buckets::flush(thread_bins& mine, uint32_t bin) {
+    auto& buffer = mine.buffers[bin];
+    if (buffer.empty()) return;
+    uint64_t const offset = file_.append(buffer.data(), buffer.size() * sizeof(uint32_t));
+    mine.written[bin].push_back({offset, static_cast<uint32_t>(buffer.size())});
+    buffer.clear();
+}
+
+std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
+    size_t total = 0;
+    for (auto& mine : local_)
+        for (auto const& part : mine.written[bin]) total += part.values;
+    std::vector<uint32_t> values(total), scratch;
+    size_t at = 0;
+    for (auto& mine : local_) {
+        for (auto const& part : mine.written[bin]) {
+            file_.read(part.offset, values.data() + at, part.values * sizeof(uint32_t));
+            at += part.values;
+        }
+        std::vector<segment>().swap(mine.written[bin]);
+    }
+    radix_sort(values, scratch, bin_shift_);
+    std::vector<uint32_t>().swap(scratch);
+    // The bin's buckets one after the other, each as fingerprint_buckets::gather() gives it.
+    std::vector<uint64_t> fps;
+    fps.reserve(values.size());
+    unsigned const buckets_bits = bin_shift_ - low_bits_;
+    uint64_t const first_bucket = uint64_t{bin} << buckets_bits;
+    uint32_t const low_mask = low_bits_ == 0 ? 0 : ~uint32_t{0} >> (32 - low_bits_);
+    std::vector<uint32_t> lows;
+    for (size_t i = 0; i < values.size();) {
+        uint32_t const bucket = low_bits_ >= 32 ? 0 : values[i] >> low_bits_;
+        size_t j = i;
+        lows.clear();
+        while (j < values.size() && (low_bits_ >= 32 ? 0 : values[j] >> low_bits_) == bucket)
+            lows.push_back(values[j++] & low_mask);
+        append_bucket(std::span<uint32_t const>(lows), first_bucket + bucket, low_bits_, marks_,
+                      fps);
+        i = j;
+    }
+    return fps;
+}
+
+bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
+                                            qf::locally_locked_filter::sorted_append_state& state,
+                                            unsigned threads) {
+    // What the threads' buffers still hold goes to the file too; then the buffers are freed.
+    for (auto& mine : local_) {
+        for (uint32_t bin = 0; bin < bins_; ++bin) flush(mine, bin);
+        std::vector<std::vector<uint32_t>>().swap(mine.buffers);
+    }
+    return append_in_order(
+        0, bins_, threads, [&](uint32_t bin) { return sorted_bin(bin); }, filter, state);
 }
 
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes) {

@@ -6,9 +6,12 @@
 // table with locally_locked_filter::append_sorted(), one sequential pass. KMC and Jellyfish count
 // the same way (bins, then sort); a quotient filter's layout is the sorted order itself.
 //
-// Memory: 4 bytes per k-mer position of the pass (the fingerprint below its bucket bits), in one
-// pass when that fits the budget, else in several passes over the references, each keeping the
-// buckets of one slice of the fingerprint range.
+// Memory: 4 bytes per k-mer position (the fingerprint below its bucket bits) when they fit the
+// budget (fingerprint_buckets). When they do not, spilled_fingerprint_buckets writes them to an
+// unnamed scratch file in bins of consecutive buckets as small per-thread buffers fill, and reads
+// each bin back when its turn to be appended comes (KMC's approach: bins on disk, then sorted in
+// memory): one pass over the references whatever the limit, its memory the buffers and a few bins.
+// Both append the same fingerprints in the same order, so the table is the same either way.
 
 #include <tbb/enumerable_thread_specific.h>
 
@@ -21,6 +24,7 @@
 #include "core/filter/filter.hpp"
 #include "core/qf/expandable.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "io/spill_file.hpp"
 
 namespace qmer::app {
 
@@ -96,6 +100,66 @@ class fingerprint_buckets {
     tbb::enumerable_thread_specific<
         std::vector<std::vector<uint32_t>>,
         tbb::cache_aligned_allocator<std::vector<std::vector<uint32_t>>>, tbb::ets_key_per_instance>
+        local_;
+};
+
+// fingerprint_buckets' collection, written to disk: the k-mers' fingerprints go to bins of
+// consecutive buckets (at most 2^12 bins; a fingerprint's part below its bin bits in 32 bits), each
+// thread's bin buffer is appended to the scratch file when it fills, and append_to() reads bin
+// after bin back, sorts it and appends its buckets in order, exactly as fingerprint_buckets does.
+class spilled_fingerprint_buckets {
+  public:
+    // g: the geometry the fingerprints are taken in (supports(g) must hold); `file` receives the
+    // bins; each thread's buffers take about `buffer_bytes_per_thread`.
+    spilled_fingerprint_buckets(qf::geometry g, io::spill_file& file,
+                                size_t buffer_bytes_per_thread, window_marks* marks = nullptr);
+
+    // Whether the bins can hold g's fingerprints (their part below the bin bits in 32 bits).
+    static bool supports(qf::geometry g) noexcept;
+    // What the collection holds in memory, at most, besides the file's pages: `threads` threads'
+    // buffers and the bins being sorted, for `kmer_positions` positions.
+    static uint64_t memory_bytes(qf::geometry g, uint64_t kmer_positions, unsigned threads,
+                                 size_t buffer_bytes_per_thread) noexcept;
+
+    insert_result insert(uint64_t h) {
+        uint64_t const fp = g_.fingerprint(h);
+        auto& mine = local_.local();
+        uint32_t const bin = static_cast<uint32_t>(fp >> bin_shift_);
+        auto& buffer = mine.buffers[bin];
+        if (buffer.capacity() == 0) buffer.reserve(buffer_values_);
+        buffer.push_back(static_cast<uint32_t>(fp & bin_mask_));
+        if (buffer.size() == buffer_values_) flush(mine, bin);
+        return insert_result::inserted;
+    }
+    size_t memory_bytes() const noexcept { return 0; }  // budgeted up front (see memory_bytes())
+    size_t size() const noexcept { return 0; }
+
+    // As fingerprint_buckets::append_to, for every bucket; reads the bins back from the file.
+    bool append_to(qf::expandable_filter& filter,
+                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads);
+
+  private:
+    struct segment {
+        uint64_t offset;
+        uint32_t values;
+    };
+    struct thread_bins {
+        std::vector<std::vector<uint32_t>> buffers;  // per bin, until it fills
+        std::vector<std::vector<segment>> written;   // per bin, what is in the file
+    };
+    void flush(thread_bins& mine, uint32_t bin);
+    std::vector<uint64_t> sorted_bin(uint32_t bin);
+
+    qf::geometry g_;
+    io::spill_file& file_;
+    window_marks* marks_ = nullptr;
+    unsigned bin_shift_ = 0;  // fingerprint bits below the bin number
+    uint64_t bin_mask_ = 0;
+    uint32_t bins_ = 0;
+    unsigned low_bits_ = 0;  // fingerprint bits below the bucket number (fingerprint_buckets')
+    size_t buffer_values_ = 0;
+    tbb::enumerable_thread_specific<thread_bins, tbb::cache_aligned_allocator<thread_bins>,
+                                    tbb::ets_key_per_instance>
         local_;
 };
 

@@ -378,6 +378,33 @@ TEST_F(index_query, sorted_build_in_several_passes_writes_the_same_filter) {
     EXPECT_EQ(one.substr(one.size() - 8 - words, words), two.substr(two.size() - 8 - words, words));
 }
 
+// Issue 16: a limit that leaves the buckets too little room in memory but enough for the bins'
+// buffers of one thread (4 KiB for each of lambda's 64 bins) sends the fingerprints through a
+// scratch file: one read of the references, the same filter words, nothing left in the folder
+// given by --temp-dir; a --temp-dir that does not exist fails before any work (exit 5).
+TEST_F(index_query, sorted_build_through_a_scratch_file_writes_the_same_filter) {
+    write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
+    ASSERT_EQ(qmer({"index", "-o", "one.qmer", "lambda.fa"}).exit_code, 0);
+    std::filesystem::create_directories(dir() / "scratch");
+    auto const r = qmer({"index", "-t", "1", "--max-memory", "500K", "--temp-dir", "scratch", "-o",
+                         "spilled.qmer", "lambda.fa"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("scratch file in 'scratch'"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(dir() / "scratch"));
+    auto const one = slurp(dir() / "one.qmer"), spilled = slurp(dir() / "spilled.qmer");
+    size_t const words = 90000;
+    ASSERT_GT(one.size(), words + 8);
+    EXPECT_EQ(one.substr(one.size() - 8 - words, words),
+              spilled.substr(spilled.size() - 8 - words, words));
+
+    auto const missing = qmer({"index", "--temp-dir", "no/such", "-o", "x.qmer", "lambda.fa"});
+    EXPECT_EQ(missing.exit_code, 5) << missing.err;
+    EXPECT_NE(missing.err.find("'no/such': cannot make the build's scratch file"),
+              std::string::npos)
+        << missing.err;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
+}
+
 // A limit that leaves the table (~121 KiB) no room for the buckets even in 64 passes: the build
 // inserts k-mer by k-mer instead, within the limit, and the filter is the same.
 TEST_F(index_query, sorted_build_without_room_for_buckets_inserts_instead) {

@@ -12,6 +12,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <vector>
 
@@ -30,10 +31,10 @@ std::vector<uint64_t> keys_with_repeats(size_t n, uint64_t seed) {
     return keys;
 }
 
-std::unique_ptr<expandable_filter> counted_filter(uint64_t expected) {
+std::unique_ptr<expandable_filter> counted_filter(uint64_t expected, double fpr = 0.001) {
     expandable_options o;
     o.expected_elements = expected;
-    o.max_false_positive_rate = 0.001;
+    o.max_false_positive_rate = fpr;
     o.first_level_at_final_size = true;
     return std::make_unique<expandable_filter>(o);
 }
@@ -87,6 +88,84 @@ TEST(sorted_build, an_estimate_far_too_low_stops_level_0_for_inserts) {
     for (uint64_t k : keys) f->insert(k);  // what qmer index does then: every k-mer again
     EXPECT_GT(f->levels(), 1u);
     for (uint64_t k : keys) ASSERT_TRUE(f->contains(k));
+}
+
+// Every array of two filters, word for word.
+void expect_same_words(expandable_filter const& a_filter, expandable_filter const& b_filter) {
+    auto const a = a_filter.arrays(), b = b_filter.arrays();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
+        EXPECT_TRUE(
+            std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(), b[i].words.end()))
+            << "array " << i;
+    }
+}
+
+template <typename Collector>
+bool collect_and_append(Collector& collected, std::vector<uint64_t> const& keys,
+                        expandable_filter& f) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, keys.size(), 997), [&](auto const& r) {
+        for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(keys[i]);
+    });
+    locally_locked_filter::sorted_append_state state;
+    return collected.append_to(f, state, 8);
+}
+
+// The scratch-file build (issue 16): the same table, word for word, and the same overloaded
+// windows as the in-memory buckets, whether a bin holds one bucket (37-bit fingerprints at
+// 0.001 are not reached here: 29 bits) or many (~40 bits at 1e-6: 2^4 buckets per bin), with
+// buffers far smaller than a bin so that each bin is read back from many places in the file.
+TEST(sorted_build, spilled_bins_give_the_table_and_marks_of_buckets_in_memory) {
+    using qmer::app::spilled_fingerprint_buckets;
+    using qmer::app::window_marks;
+    auto keys = keys_with_repeats(200000, 3);
+    for (double fpr : {0.001, 1e-6}) {
+        SCOPED_TRACE(testing::Message() << "fpr " << fpr);
+        auto in_memory = counted_filter(150000, fpr);  // ~140,000 distinct keys
+        auto spilled = counted_filter(150000, fpr);
+        auto const g = in_memory->first_level_final_geometry();
+        ASSERT_TRUE(spilled_fingerprint_buckets::supports(g)) << g.fingerprint_bits();
+        unsigned const bits = qmer::locality_window_bits(g.canonical_slots());
+        ASSERT_GT(bits, 2u);
+        // Two windows made dense enough to be marked, as a repeat's minimizer makes them.
+        std::mt19937_64 rng(4);
+        std::vector<uint64_t> all = keys;
+        for (uint64_t w : {uint64_t{5}, uint64_t{1} << (bits - 1)})
+            for (int i = 0; i < 3000; ++i) all.push_back((w << (64 - bits)) | (rng() >> bits));
+        double const threshold = qmer::overload_threshold(g.canonical_slots(), bits);
+
+        window_marks marks_in_memory(g, bits, threshold), marks_spilled(g, bits, threshold);
+        fingerprint_buckets buckets(g, 0, fingerprint_buckets::bucket_count(g), 0,
+                                    &marks_in_memory);
+        ASSERT_TRUE(collect_and_append(buckets, all, *in_memory));
+        qmer::io::spill_file file(std::filesystem::temp_directory_path().string());
+        spilled_fingerprint_buckets bins(g, file, 1 << 12, &marks_spilled);
+        ASSERT_TRUE(collect_and_append(bins, all, *spilled));
+
+        // (At 1e-6 the buckets are finer than the windows, so no window is judged: the same
+        // in both.)
+        if (fpr == 0.001) EXPECT_GE(marks_in_memory.marked.load(), 2u);
+        EXPECT_EQ(marks_spilled.marked.load(), marks_in_memory.marked.load());
+        EXPECT_EQ(marks_spilled.dropped.load(), marks_in_memory.dropped.load());
+        EXPECT_EQ(marks_spilled.bits, marks_in_memory.bits);
+        EXPECT_GT(file.size(), all.size() * sizeof(uint32_t) - 1);  // every position went there
+        EXPECT_EQ(spilled->size(), in_memory->size());
+        expect_same_words(*in_memory, *spilled);
+    }
+}
+
+TEST(sorted_build, spilled_bins_give_the_inserted_filter_word_for_word) {
+    using qmer::app::spilled_fingerprint_buckets;
+    auto const keys = keys_with_repeats(200000, 5);
+    auto inserted = counted_filter(140000);
+    for (uint64_t k : keys) inserted->insert(k);
+    auto spilled = counted_filter(140000);
+    qmer::io::spill_file file(std::filesystem::temp_directory_path().string());
+    spilled_fingerprint_buckets bins(spilled->first_level_final_geometry(), file, 1 << 12);
+    ASSERT_TRUE(collect_and_append(bins, keys, *spilled));
+    expect_same_words(*inserted, *spilled);
+    for (uint64_t k : keys) ASSERT_TRUE(spilled->contains(k));
 }
 
 TEST(sorted_build, passes_follow_the_budget) {

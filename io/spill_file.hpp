@@ -1,0 +1,43 @@
+#pragma once
+// Scratch space on disk for a build whose working data does not fit its memory limit (the sorted
+// build's fingerprints, app/index/sorted_build.hpp): an unnamed file in a chosen folder, appended
+// to by several threads at once and read back by offset.
+//
+// The file has no name from the start (O_TMPFILE, or a name removed as soon as it is made where
+// the file system lacks it), so nothing is left behind by any end of the process, SIGKILL
+// included, and nothing in the folder can be mistaken for it. Its pages go through the page cache:
+// on a machine with memory to spare they are read back without touching the disk, but they are
+// never counted in the process's resident set, which is what --max-memory limits.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qmer::io {
+
+class spill_file {
+  public:
+    // Throws output_error naming the folder when no file can be made there.
+    explicit spill_file(std::string folder);
+    spill_file(spill_file const&) = delete;
+    spill_file& operator=(spill_file const&) = delete;
+    ~spill_file();
+
+    // Writes `bytes` at the end of the file and returns where they start. Safe from several
+    // threads at once: each reserves its range with one atomic add, then writes it with pwrite.
+    // Throws output_error (a full disk names the folder and the size written so far).
+    uint64_t append(void const* data, size_t bytes);
+    // Reads `bytes` at `offset` (written by an append that has returned). Throws output_error.
+    void read(uint64_t offset, void* data, size_t bytes) const;
+
+    uint64_t size() const noexcept { return end_.load(std::memory_order_relaxed); }
+    std::string const& folder() const noexcept { return folder_; }
+
+  private:
+    std::string folder_;
+    int fd_ = -1;
+    std::atomic<uint64_t> end_{0};
+};
+
+}  // namespace qmer::io
