@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace qmer::app {
@@ -55,9 +57,78 @@ double progress_meter::elapsed_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+void progress_meter::begin_phase(std::string label, double total, char const* unit,
+                                 bool counts_input, bool estimated) {
+    phase_ = std::move(label);
+    phase_unit_ = unit;
+    phase_total_ = total;
+    phase_done_ = 0;
+    phase_estimated_ = estimated;
+    counts_input_ = counts_input;
+    phase_start_ = std::chrono::steady_clock::now();
+    if (live_) draw_phase();  // a phase without steps (writing) still says what is happening
+}
+
+void progress_meter::advance(double done) {
+    phase_done_ = done;
+    if (!live_) return;
+    auto const now = std::chrono::steady_clock::now();
+    if (now - last_draw_ < std::chrono::milliseconds(250)) return;
+    draw_phase();
+}
+
+// "[qmer index] reading k-mers: 1.20 Gbp of 2.40 Gbp (50%), 31.2 Mbp/s, about 38 s left"; a phase
+// without a unit shows its share only: "[qmer index] filling the table: 25%, about 12 s left".
+void progress_meter::draw_phase() {
+    last_draw_ = std::chrono::steady_clock::now();
+    double const t = std::chrono::duration<double>(last_draw_ - phase_start_).count();
+    bool const counted = *phase_unit_ != '\0';
+    double const shown = std::max(phase_total_, phase_done_);
+    std::string line = "\r[";
+    line.append(what_).append("] ").append(phase_);
+    if (counted && (phase_done_ > 0 || phase_total_ > 0))
+        line.append(": ").append(human_count(phase_done_, phase_unit_));
+    if (phase_total_ > 0 && (counted || phase_done_ > 0)) {
+        char share[32];
+        std::snprintf(share, sizeof share, "%.0f%%", 100 * phase_done_ / shown);
+        if (counted)
+            line.append(" of ")
+                .append(phase_estimated_ ? "~" : "")
+                .append(human_count(shown, phase_unit_))
+                .append(" (")
+                .append(share)
+                .append(")");
+        else
+            line.append(": ").append(share);
+    }
+    if (t > 0.5 && phase_done_ > 0) {
+        if (counted)
+            line.append(", ").append(human_count(phase_done_ / t, phase_unit_)).append("/s");
+        if (phase_total_ > phase_done_) {
+            double const left = t * (phase_total_ - phase_done_) / phase_done_;
+            char eta[48];
+            if (left < 90)
+                std::snprintf(eta, sizeof eta, ", about %.0f s left", left);
+            else
+                std::snprintf(eta, sizeof eta, ", about %.0f min %02.0f s left",
+                              std::floor(left / 60), std::floor(std::fmod(left, 60.0)));
+            line.append(eta);
+        }
+    }
+    line.append("\x1b[K");
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+}
+
 void progress_meter::update(uint64_t records, uint64_t bases) {
-    records_ = records;
-    bases_ = bases;
+    if (counts_input_) {
+        records_ = records;
+        bases_ = bases;
+    }
+    if (!phase_.empty()) {
+        advance(static_cast<double>(bases));
+        return;
+    }
     if (!live_) return;
     auto const now = std::chrono::steady_clock::now();
     if (now - last_draw_ < std::chrono::milliseconds(250)) return;

@@ -15,7 +15,18 @@ class progress_meter {
     progress_meter(std::string what, bool quiet);
 
     // Called from the serial input stage after each batch; redraws at most a few times a second.
+    // Within a phase, also advances the phase by `bases`; in a phase that re-reads the input
+    // (counts_input false), the closing line's records and bases are left as they are.
     void update(uint64_t records, uint64_t bases);
+
+    // A phase of a long command (qmer index: counting, reading k-mers, filling the table, writing),
+    // drawn on a terminal as "[what] label: done of total unit (p%), rate, about T left": `total`
+    // 0 when unknown (then only done and the rate), `estimated` when total is a guess (shown with
+    // "~", and no time left is promised past it).
+    void begin_phase(std::string label, double total, char const* unit, bool counts_input,
+                     bool estimated = false);
+    // Sets how much of the current phase is done (in its unit); redraws at most 4 times a second.
+    void advance(double done);
     // Clears the live line and prints: "[qmer index] 10000 records, 1.2 Mbp in 0.31 s wall,
     // 0.58 s CPU, peak RSS 45.2 MiB" plus `extra` (unless quiet).
     void finish(std::string const& extra = "");
@@ -23,7 +34,16 @@ class progress_meter {
     double elapsed_seconds() const;
 
   private:
+    void draw_phase();
+
     std::string what_;
+    std::string phase_;  // "" outside phases: update() draws records and bases
+    char const* phase_unit_ = "";
+    double phase_total_ = 0;
+    double phase_done_ = 0;
+    bool phase_estimated_ = false;
+    bool counts_input_ = true;
+    std::chrono::steady_clock::time_point phase_start_;
     bool quiet_;
     bool live_;
     std::chrono::steady_clock::time_point start_;

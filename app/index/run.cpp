@@ -212,22 +212,27 @@ bool all_rereadable(std::vector<std::string> const& paths) {
 struct reference_census {
     uint64_t distinct_estimate = 0;  // raised by 3 standard errors
     uint64_t kmer_positions = 0;
+    uint64_t bases = 0;
 };
 
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
 // pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
 // migrates the whole level), and the level ends as full as the estimate allows. The estimate is
 // raised by 3 standard errors, so level 0 holds every k-mer but about 1 time in 1000.
-reference_census count_references(index_options const& o, unsigned threads) {
-    progress_meter silent("", true);  // the build's closing line stays the command's one line
+reference_census count_references(index_options const& o, unsigned threads,
+                                  progress_meter& progress) {
+    // The bases to read, guessed from the files' sizes; the later passes know them.
+    progress.begin_phase("counting k-mers",
+                         static_cast<double>(estimate_kmers_from_sizes(o.references)), "bp", false,
+                         true);
     distinct_counter counter;
     build_counts counts;
-    insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, silent,
+    insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, progress,
                       ~uint64_t{0});
     double const estimate = counter.sketch.estimate();
     return {
         static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1,
-        counts.kmers.load()};
+        counts.kmers.load(), counts.bases};
 }
 
 // Hands op only the k-mers of overloaded windows (their plain hashes): the pass that inserts what
@@ -306,20 +311,23 @@ sorted_build_plan plan_sorted_build(qf::expandable_filter const& filter, uint64_
 template <typename Hashing>
 bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_options const& o,
                   unsigned threads, build_counts& counts, progress_meter& progress,
-                  uint64_t kmer_positions, sorted_build_plan plan, window_marks* marks) {
+                  reference_census const& census, sorted_build_plan plan, window_marks* marks) {
     qf::geometry const g = filter.first_level_final_geometry();
     qf::locally_locked_filter::sorted_append_state state;
+    auto const bases = static_cast<double>(census.bases);
     if (plan.spill) {
         io::spill_file file(temp_folder(o));
         spilled_fingerprint_buckets collected(g, file, plan.spill_buffer_bytes_per_thread, marks);
+        progress.begin_phase("reading k-mers", bases, "bp", true);
         insert_references(collected, hashing, o, threads, counts, progress, ~uint64_t{0});
-        bool const complete = collected.append_to(filter, state, threads);
+        progress.begin_phase("filling the table", 1, "", false);
+        bool const complete = collected.append_to(filter, state, threads, &progress);
         counts.scratch_bytes = file.size();
         return complete;
     }
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
     // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
-    size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(kmer_positions) /
+    size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(census.kmer_positions) /
                                                   buckets / std::max(1u, threads));
     bool complete = true;
     for (unsigned pass = 0; pass < plan.passes && complete; ++pass) {
@@ -327,10 +335,15 @@ bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_o
         uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / plan.passes);
         fingerprint_buckets collected(g, first, last, per_bucket, marks);
         build_counts pass_counts;
-        progress_meter silent("", true);
+        std::string const of_passes =
+            plan.passes == 1
+                ? ""
+                : " (pass " + std::to_string(pass + 1) + " of " + std::to_string(plan.passes) + ")";
+        progress.begin_phase("reading k-mers" + of_passes, bases, "bp", pass == 0);
         insert_references(collected, hashing, o, threads, pass == 0 ? counts : pass_counts,
-                          pass == 0 ? progress : silent, ~uint64_t{0});
-        complete = collected.append_to(filter, state, threads);
+                          progress, ~uint64_t{0});
+        progress.begin_phase("filling the table" + of_passes, 1, "", false);
+        complete = collected.append_to(filter, state, threads, &progress);
     }
     return complete;
 }
@@ -340,16 +353,19 @@ bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_o
 void build_counted_expandable(qf::expandable_filter& filter, io::index_header& header,
                               index_options const& o, unsigned threads, build_counts& counts,
                               progress_meter& progress, uint64_t max_memory,
-                              uint64_t kmer_positions) {
+                              reference_census const& census) {
     qf::geometry const g = filter.first_level_final_geometry();
-    sorted_build_plan const plan = plan_sorted_build(filter, max_memory, kmer_positions, threads);
+    sorted_build_plan const plan =
+        plan_sorted_build(filter, max_memory, census.kmer_positions, threads);
+    auto const bases = static_cast<double>(census.bases);
     plain_kmer_hashing const plain(o.k, o.seed);
     unsigned const m = locality_minimizer_length(o.k);
     unsigned const bits = locality_window_bits(g.canonical_slots());
     if (plan.passes == 0 || o.plain_hash || m == 0 || bits == 0) {
-        if (plan.passes == 0 || !sorted_build(filter, plain, o, threads, counts, progress,
-                                              kmer_positions, plan, nullptr)) {
+        if (plan.passes == 0 ||
+            !sorted_build(filter, plain, o, threads, counts, progress, census, plan, nullptr)) {
             build_counts again;
+            progress.begin_phase("inserting k-mers", bases, "bp", plan.passes == 0);
             insert_references(filter, plain, o, threads, plan.passes == 0 ? counts : again,
                               progress, max_memory);
         }
@@ -357,16 +373,18 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
     }
     window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
     bool const complete = sorted_build(filter, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
-                                       threads, counts, progress, kmer_positions, plan, &marks);
+                                       threads, counts, progress, census, plan, &marks);
     header.hash = {hash_scheme::minimizer_local, m, bits, std::move(marks.bits)};
     local_kmer_hashing const local(o.k, o.seed, m, bits, header.hash.overloaded);
     build_counts again;
-    progress_meter silent("", true);
-    if (!complete)  // everything again, the ordinary way (inserts of stored ones are no-ops)
-        insert_references(filter, local, o, threads, again, silent, max_memory);
-    else if (marks.marked.load() != 0)  // what the marked windows dropped, hashed plainly
-        insert_references(filter, overloaded_kmers_hashing{local}, o, threads, again, silent,
+    if (!complete) {  // everything again, the ordinary way (inserts of stored ones are no-ops)
+        progress.begin_phase("inserting k-mers", bases, "bp", false);
+        insert_references(filter, local, o, threads, again, progress, max_memory);
+    } else if (marks.marked.load() != 0) {  // what the marked windows dropped, hashed plainly
+        progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
+        insert_references(filter, overloaded_kmers_hashing{local}, o, threads, again, progress,
                           max_memory);
+    }
 }
 
 template <filter_kind Kind>
@@ -406,7 +424,7 @@ void build_index(index_options const& o, unsigned threads) {
         uint64_t expected = o.expected;
         if (expected == 0 && codec::grows) {
             measured = all_rereadable(o.references);
-            if (measured) census = count_references(o, threads);
+            if (measured) census = count_references(o, threads, progress);
             expected =
                 measured ? census.distinct_estimate : estimate_kmers_from_sizes(o.references);
         } else if (expected == 0) {
@@ -451,7 +469,7 @@ void build_index(index_options const& o, unsigned threads) {
     if constexpr (Kind == filter_kind::expandable) {
         if (measured) {
             build_counted_expandable(*filter, header, o, threads, counts, progress, max_memory,
-                                     census.kmer_positions);
+                                     census);
         } else {
             with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
                 insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
@@ -471,6 +489,7 @@ void build_index(index_options const& o, unsigned threads) {
     header.qmer_version = QMER_VERSION;
     header.command = o.command_line;
     header.inputs.insert(header.inputs.end(), o.references.begin(), o.references.end());
+    progress.begin_phase("writing the index", 0, "", false);
     {
         io::index_writer writer(o.output, header);
         codec::save(*filter, writer);

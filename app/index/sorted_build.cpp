@@ -68,8 +68,10 @@ void append_bucket(std::span<Low const> lows, uint64_t bucket, unsigned low_bits
 template <typename Sorted>
 bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
                      qf::expandable_filter& filter,
-                     qf::locally_locked_filter::sorted_append_state& state) {
+                     qf::locally_locked_filter::sorted_append_state& state,
+                     progress_meter* progress) {
     uint32_t next = first;
+    uint32_t appended = 0;
     bool complete = true;
     tbb::parallel_pipeline(
         2 * static_cast<size_t>(threads),
@@ -87,6 +89,8 @@ bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& s
                     // Once level 0 is full, everything after stays out too (larger fingerprints).
                     if (complete && filter.append_sorted(fps, state) != fps.size())
                         complete = false;
+                    if (progress != nullptr)
+                        progress->advance(static_cast<double>(++appended) / (last - first));
                 }));
     throw_if_interrupted();
     return complete;
@@ -196,9 +200,9 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
 
 bool fingerprint_buckets::append_to(qf::expandable_filter& filter,
                                     qf::locally_locked_filter::sorted_append_state& state,
-                                    unsigned threads) {
+                                    unsigned threads, progress_meter* progress) {
     return append_in_order(
-        first_, last_, threads, [&](uint32_t b) { return gather(b); }, filter, state);
+        first_, last_, threads, [&](uint32_t b) { return gather(b); }, filter, state, progress);
 }
 
 bool spilled_fingerprint_buckets::supports(qf::geometry g) noexcept {
@@ -284,14 +288,14 @@ std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
 
 bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
                                             qf::locally_locked_filter::sorted_append_state& state,
-                                            unsigned threads) {
+                                            unsigned threads, progress_meter* progress) {
     // What the threads' buffers still hold goes to the file too; then the buffers are freed.
     for (auto& mine : local_) {
         for (uint32_t bin = 0; bin < bins_; ++bin) flush(mine, bin);
         std::vector<std::vector<uint32_t>>().swap(mine.buffers);
     }
     return append_in_order(
-        0, bins_, threads, [&](uint32_t bin) { return sorted_bin(bin); }, filter, state);
+        0, bins_, threads, [&](uint32_t bin) { return sorted_bin(bin); }, filter, state, progress);
 }
 
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes) {

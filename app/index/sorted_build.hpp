@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "app/common/progress.hpp"
 #include "core/filter/filter.hpp"
 #include "core/qf/expandable.hpp"
 #include "core/qf/fingerprint.hpp"
@@ -84,8 +85,10 @@ class fingerprint_buckets {
     // append_sorted(). False if level 0 filled up (an estimate far too low) before all of them
     // went in: the caller must then insert every k-mer again the ordinary way (inserts of what
     // level 0 holds answer already_present). Frees the buckets as it goes.
+    // `progress`, if given, advances by the share of the buckets appended.
     bool append_to(qf::expandable_filter& filter,
-                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads);
+                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads,
+                   progress_meter* progress = nullptr);
 
   private:
     std::vector<uint64_t> gather(uint32_t bucket);
@@ -136,7 +139,8 @@ class spilled_fingerprint_buckets {
 
     // As fingerprint_buckets::append_to, for every bucket; reads the bins back from the file.
     bool append_to(qf::expandable_filter& filter,
-                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads);
+                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads,
+                   progress_meter* progress = nullptr);
 
   private:
     struct segment {

@@ -1,0 +1,48 @@
+// Issue 16, item 3: a build shows its phases on a terminal (what it reads of how much, and how long
+// is left), and nothing but the closing line when stderr is a file, a pipe or a log.
+#include <algorithm>
+#include <cstdlib>
+
+#include "cli/cli_fixture.hpp"
+
+namespace {
+
+using qmer::test::cli_test;
+
+class progress : public cli_test {};
+
+TEST_F(progress, a_build_on_a_terminal_shows_its_phases_and_a_log_gets_one_line) {
+    // 2 Mbp of random sequence in 40 records: several updates per phase.
+    std::string fa;
+    uint64_t x = 7;
+    for (int r = 0; r < 40; ++r) {
+        fa += ">r" + std::to_string(r) + "\n";
+        for (int i = 0; i < 50000; ++i) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            fa += "ACGT"[x >> 62];
+        }
+        fa += "\n";
+    }
+    write_file("ref.fa", fa);
+
+    // script(1) gives qmer a pseudo-terminal; its output is what the terminal received.
+    if (std::system("command -v script > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "script(1) (util-linux) is not installed";
+    std::string const cmd = "cd '" + dir().string() + "' && script -qec \"'" +
+                            std::string(QMER_BINARY) +
+                            "' index -t 2 -o tty.qmer ref.fa\" /dev/null > tty.txt 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir() / "tty.txt");
+    std::string const tty = slurp(dir() / "tty.txt");
+    for (char const* phase : {"counting k-mers: ", "reading k-mers: ", " of 2.00 Mbp (",
+                              "filling the table", "writing the index"})
+        EXPECT_NE(tty.find(phase), std::string::npos) << phase << " not in:\n" << tty;
+    EXPECT_NE(tty.find('\r'), std::string::npos);
+
+    auto const logged = qmer({"index", "-t", "2", "-o", "log.qmer", "ref.fa"});
+    ASSERT_EQ(logged.exit_code, 0) << logged.err;
+    EXPECT_EQ(logged.err.find('\r'), std::string::npos) << logged.err;
+    EXPECT_EQ(std::count(logged.err.begin(), logged.err.end(), '\n'), 1) << logged.err;
+    EXPECT_EQ(logged.err.rfind("[qmer index] 40 records, 2.00 Mbp in ", 0), 0u) << logged.err;
+}
+
+}  // namespace
