@@ -41,7 +41,9 @@ struct build_counts {
     std::atomic<uint64_t> kmers{0};
     uint64_t records = 0;
     uint64_t bases = 0;
-    uint64_t scratch_bytes = 0;  // what a spilled sorted build wrote to its scratch file
+    uint64_t scratch_bytes = 0;   // what a spilled sorted build wrote to its scratch file
+    unsigned passes = 0;          // reads of the references by a sorted build in slices (> 1)
+    uint64_t longest_record = 0;  // bases
 };
 
 // Reads the references one after the other, in order; the serial input stage's state.
@@ -164,6 +166,9 @@ void insert_references(Filter& filter, Hashing const& hashing, index_options con
         }
         counts.records += batch->size();
         counts.bases += batch->sequence_bytes();
+        for (size_t i = 0; i < batch->size(); ++i)
+            counts.longest_record =
+                std::max<uint64_t>(counts.longest_record, (*batch)[i].sequence.size());
         progress.update(counts.records, counts.bases);
         return batch;
     };
@@ -213,6 +218,7 @@ struct reference_census {
     uint64_t distinct_estimate = 0;  // raised by 3 standard errors
     uint64_t kmer_positions = 0;
     uint64_t bases = 0;
+    uint64_t longest_record = 0;
 };
 
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
@@ -232,7 +238,7 @@ reference_census count_references(index_options const& o, unsigned threads,
     double const estimate = counter.sketch.estimate();
     return {
         static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1,
-        counts.kmers.load(), counts.bases};
+        counts.kmers.load(), counts.bases, counts.longest_record};
 }
 
 // Hands op only the k-mers of overloaded windows (their plain hashes): the pass that inserts what
@@ -269,35 +275,58 @@ struct sorted_build_plan {
 // Each thread's bin buffers in a spilled build take at most this (and at least 4 KiB per bin).
 constexpr size_t max_spill_buffer_bytes_per_thread = size_t{32} << 20;
 
+// What a build holds besides its table and its fingerprints: the process itself (code, thread
+// pools, the sketch), the reading pipeline's batches (2 per thread, 4 MiB each) and the longest
+// record, which is read whole: the parser's buffer and its copy in a batch, and part of another
+// (200 Mbp in two records of 100 Mbp at -t 1, 2 and 4: 250-280 MB above the table and the
+// scratch buffers; this gives 64 MiB + 2.5 x 100 MB + the batches).
+uint64_t build_overhead_bytes(uint64_t longest_record, unsigned threads) {
+    return (uint64_t{64} << 20) + uint64_t{2} * threads * io::record_batch::default_byte_budget +
+           longest_record * 5 / 2;
+}
+
+// The least --max-memory a counted build can keep to: its table, the overhead, and the least a
+// scratch-file build needs (4 KiB per bin and thread, and the bins being sorted), so that every
+// limit it accepts gives the same index: the sorted build's, never the k-mer by k-mer inserts',
+// which would stop level 0 at its growth fill and start a second level. Below it the build is
+// refused before any k-mer is stored.
+uint64_t least_build_memory(qf::expandable_filter const& filter, reference_census const& census,
+                            unsigned threads) {
+    qf::geometry const g = filter.first_level_final_geometry();
+    uint64_t const scratch =
+        spilled_fingerprint_buckets::supports(g)
+            ? spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, 0)
+            : 0;
+    return filter.memory_bytes() + build_overhead_bytes(census.longest_record, threads) + scratch;
+}
+
 // Fingerprints stay in memory (one pass, no disk) while they take at most half of what the table
-// and the reading pipeline leave of the memory limit, and no more than the larger of the table's
-// own size and 256 MiB, so that a build's peak stays near its index's size (the scratch file is
-// as fast: 11.1 against 12.3 s for 200 Mbp, bench/scale/BUILD.md); beyond that they go to
-// a scratch file (one pass whatever the limit); where that does not fit either (fingerprints too
+// and the overhead leave of the memory limit, and no more than the larger of the table's own
+// size and 256 MiB, so that a build's peak stays near its index's size (the scratch file is as
+// fast: 11.1 against 12.3 s for 200 Mbp, bench/scale/README.md); beyond that they go to a
+// scratch file (one pass whatever the limit); where that does not fit either (fingerprints too
 // long for the bins, or a limit too tight for the bins' buffers), the references are read once
-// per slice that fits, and failing that k-mers are inserted one by one.
+// per slice that fits, and failing that k-mers are inserted one by one (no memory beyond the
+// table).
 sorted_build_plan plan_sorted_build(qf::expandable_filter const& filter, uint64_t max_memory,
-                                    uint64_t kmer_positions, unsigned threads) {
+                                    reference_census const& census, unsigned threads) {
     qf::geometry const g = filter.first_level_final_geometry();
     if (!fingerprint_buckets::supports(g)) return {};
-    // The reading pipeline: 2 batches of 4 MiB per thread, and some room for the rest of the
-    // process, never more than 1/16 of the limit (a record longer than a batch takes more: each
-    // batch holds whole records).
-    uint64_t const overhead =
-        std::min<uint64_t>(max_memory / 16, (uint64_t{2} * threads * 4 + 64) << 20);
-    uint64_t const used = filter.memory_bytes() + overhead;
+    uint64_t const used =
+        filter.memory_bytes() + build_overhead_bytes(census.longest_record, threads);
     uint64_t const left = max_memory > used ? max_memory - used : 0;
     double const in_memory =
-        static_cast<double>(bucket_bytes_per_position) * static_cast<double>(kmer_positions);
+        static_cast<double>(bucket_bytes_per_position) * static_cast<double>(census.kmer_positions);
     uint64_t const roomy = std::max<uint64_t>(filter.memory_bytes(), uint64_t{256} << 20);
     if (in_memory <= static_cast<double>(std::min(left / 2, roomy))) return {1, false, 0};
     size_t const buffers = static_cast<size_t>(
         std::min<uint64_t>(max_spill_buffer_bytes_per_thread, left / 4 / std::max(1u, threads)));
     if (spilled_fingerprint_buckets::supports(g) &&
-        spilled_fingerprint_buckets::memory_bytes(g, kmer_positions, threads, buffers) <= left)
+        spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, buffers) <=
+            left)
         return {1, true, buffers};
     unsigned const passes =
-        plan_passes(kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
+        plan_passes(census.kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
     if (in_memory / passes > static_cast<double>(left)) return {};
     return {passes, false, 0};
 }
@@ -330,6 +359,7 @@ bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_o
     size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(census.kmer_positions) /
                                                   buckets / std::max(1u, threads));
     bool complete = true;
+    counts.passes = plan.passes;
     for (unsigned pass = 0; pass < plan.passes && complete; ++pass) {
         uint32_t const first = static_cast<uint32_t>(uint64_t{buckets} * pass / plan.passes);
         uint32_t const last = static_cast<uint32_t>(uint64_t{buckets} * (pass + 1) / plan.passes);
@@ -355,8 +385,7 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
                               progress_meter& progress, uint64_t max_memory,
                               reference_census const& census) {
     qf::geometry const g = filter.first_level_final_geometry();
-    sorted_build_plan const plan =
-        plan_sorted_build(filter, max_memory, census.kmer_positions, threads);
+    sorted_build_plan const plan = plan_sorted_build(filter, max_memory, census, threads);
     auto const bases = static_cast<double>(census.bases);
     plain_kmer_hashing const plain(o.k, o.seed);
     unsigned const m = locality_minimizer_length(o.k);
@@ -468,6 +497,17 @@ void build_index(index_options const& o, unsigned threads) {
     build_counts counts;
     if constexpr (Kind == filter_kind::expandable) {
         if (measured) {
+            // --max-memory is a promise (issue 16): a limit the build cannot keep is refused
+            // here, before any k-mer is stored, with what it would need.
+            if (uint64_t const least = least_build_memory(*filter, census, threads);
+                least > max_memory)
+                throw capacity_error(
+                    "building the index needs at least " + human_bytes(static_cast<double>(least)) +
+                    " (its table " + human_bytes(static_cast<double>(filter->memory_bytes())) +
+                    ", the rest for reading the references), more than the memory limit of " +
+                    human_bytes(static_cast<double>(max_memory)) +
+                    (o.max_memory.empty() ? " (80% of this machine's memory)" : "") +
+                    ": raise --max-memory, use a larger --fpr, or a machine with more memory");
             build_counted_expandable(*filter, header, o, threads, counts, progress, max_memory,
                                      census);
         } else {
@@ -501,11 +541,19 @@ void build_index(index_options const& o, unsigned threads) {
     auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
     double const bytes = size_error ? static_cast<double>(filter->memory_bytes()) : file_bytes;
     char extra[1024];
-    std::string const scratch =
-        counts.scratch_bytes == 0
-            ? std::string()
-            : "; " + human_bytes(static_cast<double>(counts.scratch_bytes)) +
-                  " of k-mers went through a scratch file in '" + temp_folder(o) + "'";
+    // How the memory limit shaped the build, when it did: a user who sees extra passes may give
+    // a --temp-dir with room, or more memory.
+    std::string scratch;
+    if (counts.scratch_bytes != 0)
+        scratch.append("; ")
+            .append(human_bytes(static_cast<double>(counts.scratch_bytes)))
+            .append(" of k-mers went through a scratch file in '")
+            .append(temp_folder(o))
+            .append("'");
+    if (counts.passes > 1)
+        scratch.append("; the references were read in ")
+            .append(std::to_string(counts.passes))
+            .append(" passes to keep to the memory limit");
     std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)%s",
                   human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
                   human_count(static_cast<double>(filter->size()), "").c_str(),
