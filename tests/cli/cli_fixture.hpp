@@ -69,6 +69,21 @@ class cli_test : public ::testing::Test {
         return r;
     }
 
+    // FASTA of `records` records of `bases` uniform random bases each (a 64-bit LCG from seed):
+    // references of any size without data files.
+    static std::string random_fasta(int records, int bases, uint64_t seed) {
+        std::string fa;
+        for (int r = 0; r < records; ++r) {
+            fa += ">r" + std::to_string(r) + "\n";
+            for (int i = 0; i < bases; ++i) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                fa += "ACGT"[seed >> 62];
+            }
+            fa += "\n";
+        }
+        return fa;
+    }
+
     static std::string slurp(std::filesystem::path const& p) {
         std::ifstream in(p, std::ios::binary);
         std::stringstream ss;

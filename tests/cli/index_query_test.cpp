@@ -373,17 +373,7 @@ TEST_F(index_query, fill_sizes_the_counted_first_level) {
 // (exit 5).
 TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_filter) {
     // 4 Mbp of random sequence in 40 records: a table of ~9 MiB.
-    std::string fa;
-    uint64_t x = 11;
-    for (int r = 0; r < 40; ++r) {
-        fa += ">r" + std::to_string(r) + "\n";
-        for (int i = 0; i < 100000; ++i) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            fa += "ACGT"[x >> 62];
-        }
-        fa += "\n";
-    }
-    write_file("ref.fa", fa);
+    write_file("ref.fa", random_fasta(40, 100000, 11));
     ASSERT_EQ(qmer({"index", "-t", "2", "-o", "free.qmer", "ref.fa"}).exit_code, 0);
 
     auto const refused =

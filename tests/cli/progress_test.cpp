@@ -13,17 +13,7 @@ class progress : public cli_test {};
 
 TEST_F(progress, a_build_on_a_terminal_shows_its_phases_and_a_log_gets_one_line) {
     // 2 Mbp of random sequence in 40 records: several updates per phase.
-    std::string fa;
-    uint64_t x = 7;
-    for (int r = 0; r < 40; ++r) {
-        fa += ">r" + std::to_string(r) + "\n";
-        for (int i = 0; i < 50000; ++i) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            fa += "ACGT"[x >> 62];
-        }
-        fa += "\n";
-    }
-    write_file("ref.fa", fa);
+    write_file("ref.fa", random_fasta(40, 50000, 7));
 
     // script(1) gives qmer a pseudo-terminal; its output is what the terminal received.
     if (std::system("command -v script > /dev/null 2>&1") != 0)
