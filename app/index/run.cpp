@@ -333,31 +333,70 @@ sorted_build_plan plan_sorted_build(qf::expandable_filter const& filter, uint64_
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read
 // once per pass, their fingerprints gathered into buckets (in memory, or in a scratch file in
-// `temp_dir` with plan.spill), each pass's buckets sorted and appended to level 0 in order (with
-// `marks`, overloaded windows are marked and their fingerprints dropped on the way). False if
-// level 0 filled up first (an estimate far too low): the caller then inserts every k-mer the
-// ordinary way. The first pass's counts are the build's.
-template <typename Hashing>
-bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_options const& o,
-                  unsigned threads, build_counts& counts, progress_meter& progress,
-                  reference_census const& census, sorted_build_plan plan, window_marks* marks) {
+// `temp_dir` with plan.spill), each pass's buckets sorted and appended to level 0 in order.
+// With `marks` (the minimizer-local scheme), overloaded windows are marked and their
+// fingerprints dropped; in one pass, `crowded(plain)` then reads the references again and
+// gathers those windows' k-mers, hashed plainly, into `plain`, which is merged into the append
+// (window_marks); in several passes the marks are complete only at the end, and the caller
+// inserts those k-mers one by one. False if level 0 filled up first (an estimate far too low):
+// the caller then inserts every k-mer the ordinary way. The first pass's counts are the build's.
+struct sorted_build_result {
+    bool complete = true;
+    bool crowded_done = false;  // the crowded windows' k-mers went in with the append
+};
+
+template <typename Hashing, typename Crowded>
+sorted_build_result sorted_build(qf::expandable_filter& filter, Hashing const& hashing,
+                                 index_options const& o, unsigned threads, build_counts& counts,
+                                 progress_meter& progress, reference_census const& census,
+                                 sorted_build_plan plan, window_marks* marks, Crowded&& crowded) {
     qf::geometry const g = filter.first_level_final_geometry();
     qf::locally_locked_filter::sorted_append_state state;
     auto const bases = static_cast<double>(census.bases);
+    // One pass: mark, gather the crowded windows' k-mers, append both merged.
+    auto append_marked = [&](auto& collected, auto make_plain) -> sorted_build_result {
+        if (marks == nullptr) {
+            progress.begin_phase("filling the table", 1, "", false);
+            return {collected.append_to(filter, state, threads, &progress), false};
+        }
+        progress.begin_phase("finding crowded windows", 0, "", false);
+        marks->now = window_marks::stage::mark;
+        collected.sort_and_mark(threads);
+        marks->now = window_marks::stage::drop;
+        if (marks->marked.load() == 0) {
+            progress.begin_phase("filling the table", 1, "", false);
+            return {collected.append_to(filter, state, threads, &progress), true};
+        }
+        auto plain = make_plain();
+        progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
+        crowded(*plain);
+        progress.begin_phase("filling the table", 1, "", false);
+        return {collected.append_to(filter, state, threads, &progress, plain.get()), true};
+    };
     if (plan.spill) {
         io::spill_file file(temp_folder(o));
         spilled_fingerprint_buckets collected(g, file, plan.spill_buffer_bytes_per_thread, marks);
         progress.begin_phase("reading k-mers", bases, "bp", true);
         insert_references(collected, hashing, o, threads, counts, progress, ~uint64_t{0});
-        progress.begin_phase("filling the table", 1, "", false);
-        bool const complete = collected.append_to(filter, state, threads, &progress);
+        auto const result = append_marked(collected, [&] {
+            return std::make_unique<spilled_fingerprint_buckets>(
+                g, file, plan.spill_buffer_bytes_per_thread, nullptr);
+        });
         counts.scratch_bytes = file.size();
-        return complete;
+        return result;
     }
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
     // Room for each thread's share of a bucket, +10%: uniform hashes fill buckets evenly.
     size_t const per_bucket = static_cast<size_t>(1.1 * static_cast<double>(census.kmer_positions) /
                                                   buckets / std::max(1u, threads));
+    if (plan.passes == 1) {
+        fingerprint_buckets collected(g, 0, buckets, per_bucket, marks);
+        progress.begin_phase("reading k-mers", bases, "bp", true);
+        insert_references(collected, hashing, o, threads, counts, progress, ~uint64_t{0});
+        return append_marked(collected, [&] {
+            return std::make_unique<fingerprint_buckets>(g, 0, buckets, 0, nullptr);
+        });
+    }
     bool complete = true;
     counts.passes = plan.passes;
     for (unsigned pass = 0; pass < plan.passes && complete; ++pass) {
@@ -366,16 +405,14 @@ bool sorted_build(qf::expandable_filter& filter, Hashing const& hashing, index_o
         fingerprint_buckets collected(g, first, last, per_bucket, marks);
         build_counts pass_counts;
         std::string const of_passes =
-            plan.passes == 1
-                ? ""
-                : " (pass " + std::to_string(pass + 1) + " of " + std::to_string(plan.passes) + ")";
+            " (pass " + std::to_string(pass + 1) + " of " + std::to_string(plan.passes) + ")";
         progress.begin_phase("reading k-mers" + of_passes, bases, "bp", pass == 0);
         insert_references(collected, hashing, o, threads, pass == 0 ? counts : pass_counts,
                           progress, ~uint64_t{0});
         progress.begin_phase("filling the table" + of_passes, 1, "", false);
         complete = collected.append_to(filter, state, threads, &progress);
     }
-    return complete;
+    return {complete, false};
 }
 
 // The default filter from files: the sorted build when the buckets fit, minimizer-local unless
@@ -391,8 +428,9 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
     unsigned const m = locality_minimizer_length(o.k);
     unsigned const bits = locality_window_bits(g.canonical_slots());
     if (plan.passes == 0 || o.plain_hash || m == 0 || bits == 0) {
-        if (plan.passes == 0 ||
-            !sorted_build(filter, plain, o, threads, counts, progress, census, plan, nullptr)) {
+        if (plan.passes == 0 || !sorted_build(filter, plain, o, threads, counts, progress, census,
+                                              plan, nullptr, [](auto&) {})
+                                     .complete) {
             build_counts again;
             progress.begin_phase("inserting k-mers", bases, "bp", plan.passes == 0);
             insert_references(filter, plain, o, threads, plan.passes == 0 ? counts : again,
@@ -401,15 +439,23 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
         return;
     }
     window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
-    bool const complete = sorted_build(filter, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
-                                       threads, counts, progress, census, plan, &marks);
+    // The k-mers of the windows marked so far, hashed plainly, into a sorted collection.
+    auto crowded = [&](auto& plain_collection) {
+        local_kmer_hashing const marked(o.k, o.seed, m, bits, marks.bits);
+        build_counts again;
+        insert_references(plain_collection, overloaded_kmers_hashing{marked}, o, threads, again,
+                          progress, ~uint64_t{0});
+    };
+    auto const result = sorted_build(filter, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
+                                     threads, counts, progress, census, plan, &marks, crowded);
     header.hash = {hash_scheme::minimizer_local, m, bits, std::move(marks.bits)};
     local_kmer_hashing const local(o.k, o.seed, m, bits, header.hash.overloaded);
     build_counts again;
-    if (!complete) {  // everything again, the ordinary way (inserts of stored ones are no-ops)
+    if (!result.complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
         progress.begin_phase("inserting k-mers", bases, "bp", false);
         insert_references(filter, local, o, threads, again, progress, max_memory);
-    } else if (marks.marked.load() != 0) {  // what the marked windows dropped, hashed plainly
+    } else if (!result.crowded_done && marks.marked.load() != 0) {
+        // Several passes: what the marked windows dropped, hashed plainly, one by one.
         progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
         insert_references(filter, overloaded_kmers_hashing{local}, o, threads, again, progress,
                           max_memory);

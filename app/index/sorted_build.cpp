@@ -1,10 +1,12 @@
 #include "app/index/sorted_build.hpp"
 
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <span>
 #include <utility>
 
@@ -60,6 +62,15 @@ void append_bucket(std::span<Low const> lows, uint64_t bucket, unsigned low_bits
     marks->filter_bucket(fps, high, high + (uint64_t{1} << low_bits));
     out.resize(start);
     out.insert(out.end(), fps.begin(), fps.end());
+}
+
+// The sorted union of two sorted, deduplicated fingerprint lists (a fingerprint in both once).
+std::vector<uint64_t> merged(std::vector<uint64_t> const& a, std::vector<uint64_t> const& b) {
+    if (b.empty()) return a;
+    std::vector<uint64_t> out;
+    out.reserve(a.size() + b.size());
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
 }
 
 // Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and appended to level 0
@@ -150,7 +161,7 @@ std::vector<uint64_t> fingerprint_buckets::gather(uint32_t bucket) {
         lows.insert(lows.end(), part.begin(), part.end());
         std::vector<uint32_t>().swap(part);  // free as we go
     }
-    radix_sort(lows, scratch, low_bits_);
+    if (!sorted_) radix_sort(lows, scratch, low_bits_);
     std::vector<uint64_t> fps;
     fps.reserve(lows.size());
     append_bucket(std::span<uint32_t const>(lows), bucket, low_bits_, marks_, fps);
@@ -172,16 +183,27 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
         uint64_t const last_fp = g.fingerprint(((w + 1) << shift) - 1);
         return first_fp >= lo && last_fp < hi;
     };
+    bool const marking = now != stage::drop, dropping = now != stage::mark;
     size_t out = 0;
     for (size_t i = 0; i < fps.size();) {
         uint64_t const w = first_window(fps[i]);
         size_t j = i;
         while (j < fps.size() && first_window(fps[j]) == w) ++j;
-        bool const overloaded = static_cast<double>(j - i) > threshold && inside(w);
-        if (overloaded) {
-            std::atomic_ref<uint64_t>(bits[w / 64])
-                .fetch_or(uint64_t{1} << (w % 64), std::memory_order_relaxed);
-            marked.fetch_add(1, std::memory_order_relaxed);
+        bool overloaded = false;
+        if (marking) {
+            overloaded = static_cast<double>(j - i) > threshold && inside(w);
+            if (overloaded) {
+                std::atomic_ref<uint64_t>(bits[w / 64])
+                    .fetch_or(uint64_t{1} << (w % 64), std::memory_order_relaxed);
+                marked.fetch_add(1, std::memory_order_relaxed);
+            }
+        } else {
+            overloaded = is_marked(w);
+        }
+        if (!dropping) {
+            out = j;  // nothing moves
+            i = j;
+            continue;
         }
         for (size_t t = i; t < j; ++t) {
             // Dropped only if every hash with this fingerprint is in window w: one that a
@@ -200,9 +222,36 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
 
 bool fingerprint_buckets::append_to(qf::expandable_filter& filter,
                                     qf::locally_locked_filter::sorted_append_state& state,
-                                    unsigned threads, progress_meter* progress) {
+                                    unsigned threads, progress_meter* progress,
+                                    fingerprint_buckets* plain) {
     return append_in_order(
-        first_, last_, threads, [&](uint32_t b) { return gather(b); }, filter, state, progress);
+        first_, last_, threads,
+        [&](uint32_t b) { return plain ? merged(gather(b), plain->gather(b)) : gather(b); }, filter,
+        state, progress);
+}
+
+void fingerprint_buckets::sort_and_mark(unsigned /*threads*/, progress_meter* /*progress*/) {
+    sorted_ = true;
+    if (local_.empty()) return;  // nothing was read
+    // Buckets in parallel (the command's thread limit applies); each is one task's alone.
+    tbb::parallel_for(first_, last_, [&](uint32_t bucket) {
+        // Every thread's part of the bucket into the first thread's, sorted and deduplicated.
+        auto parts = local_.begin();
+        auto& first = (*parts)[bucket - first_];
+        for (++parts; parts != local_.end(); ++parts) {
+            auto& part = (*parts)[bucket - first_];
+            first.insert(first.end(), part.begin(), part.end());
+            std::vector<uint32_t>().swap(part);
+        }
+        std::vector<uint32_t> scratch;
+        radix_sort(first, scratch, low_bits_);
+        first.erase(std::unique(first.begin(), first.end()), first.end());
+        first.shrink_to_fit();
+        if (marks_ != nullptr) {
+            std::vector<uint64_t> fps;
+            append_bucket(std::span<uint32_t const>(first), bucket, low_bits_, marks_, fps);
+        }
+    });
 }
 
 bool spilled_fingerprint_buckets::supports(qf::geometry g) noexcept {
@@ -251,11 +300,11 @@ void spilled_fingerprint_buckets::flush(thread_bins& mine, uint32_t bin) {
     buffer.clear();
 }
 
-std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
+std::vector<uint32_t> spilled_fingerprint_buckets::read_bin(uint32_t bin) {
     size_t total = 0;
     for (auto& mine : local_)
         for (auto const& part : mine.written[bin]) total += part.values;
-    std::vector<uint32_t> values(total), scratch;
+    std::vector<uint32_t> values(total);
     size_t at = 0;
     for (auto& mine : local_) {
         for (auto const& part : mine.written[bin]) {
@@ -264,8 +313,11 @@ std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
         }
         std::vector<segment>().swap(mine.written[bin]);
     }
-    radix_sort(values, scratch, bin_shift_);
-    std::vector<uint32_t>().swap(scratch);
+    return values;
+}
+
+std::vector<uint64_t> spilled_fingerprint_buckets::bin_fingerprints(
+    uint32_t bin, std::vector<uint32_t> const& values) {
     // The bin's buckets one after the other, each as fingerprint_buckets::gather() gives it.
     std::vector<uint64_t> fps;
     fps.reserve(values.size());
@@ -286,16 +338,56 @@ std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
     return fps;
 }
 
-bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
-                                            qf::locally_locked_filter::sorted_append_state& state,
-                                            unsigned threads, progress_meter* progress) {
+std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
+    std::vector<uint32_t> values = read_bin(bin);
+    if (!sorted_) {
+        std::vector<uint32_t> scratch;
+        radix_sort(values, scratch, bin_shift_);
+    }
+    return bin_fingerprints(bin, values);
+}
+
+void spilled_fingerprint_buckets::flush_all() {
     // What the threads' buffers still hold goes to the file too; then the buffers are freed.
     for (auto& mine : local_) {
-        for (uint32_t bin = 0; bin < bins_; ++bin) flush(mine, bin);
+        for (uint32_t bin = 0; bin < std::min<size_t>(bins_, mine.buffers.size()); ++bin)
+            flush(mine, bin);
         std::vector<std::vector<uint32_t>>().swap(mine.buffers);
     }
+}
+
+void spilled_fingerprint_buckets::sort_and_mark(unsigned /*threads*/,
+                                                progress_meter* /*progress*/) {
+    flush_all();
+    sorted_ = true;
+    if (local_.empty()) return;  // nothing was read
+    // Bins in parallel (the command's thread limit applies), each read, sorted, deduplicated,
+    // marked and written back as one piece, which the first thread's list then names alone.
+    tbb::parallel_for(uint32_t{0}, bins_, [&](uint32_t bin) {
+        std::vector<uint32_t> values = read_bin(bin);
+        std::vector<uint32_t> scratch;
+        radix_sort(values, scratch, bin_shift_);
+        std::vector<uint32_t>().swap(scratch);
+        values.erase(std::unique(values.begin(), values.end()), values.end());
+        if (marks_ != nullptr) (void)bin_fingerprints(bin, values);
+        if (values.empty()) return;
+        uint64_t const offset = file_.append(values.data(), values.size() * sizeof(uint32_t));
+        local_.begin()->written[bin].push_back({offset, static_cast<uint32_t>(values.size())});
+    });
+}
+
+bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
+                                            qf::locally_locked_filter::sorted_append_state& state,
+                                            unsigned threads, progress_meter* progress,
+                                            spilled_fingerprint_buckets* plain) {
+    flush_all();
+    if (plain != nullptr) plain->flush_all();
     return append_in_order(
-        0, bins_, threads, [&](uint32_t bin) { return sorted_bin(bin); }, filter, state, progress);
+        0, bins_, threads,
+        [&](uint32_t bin) {
+            return plain ? merged(sorted_bin(bin), plain->sorted_bin(bin)) : sorted_bin(bin);
+        },
+        filter, state, progress);
 }
 
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes) {

@@ -157,6 +157,69 @@ TEST(sorted_build, spilled_bins_give_the_table_and_marks_of_buckets_in_memory) {
     }
 }
 
+// Crowded windows in one pass (issue 16): marking every bucket first, then appending each with
+// its marked fingerprints dropped and merged with a sorted collection of the crowded k-mers'
+// plain hashes gives, word for word, the table of the older way (mark and drop while appending,
+// then insert those hashes one by one), from buckets in memory and from the scratch file.
+TEST(sorted_build, crowded_windows_merged_into_the_append_give_the_inserted_table) {
+    using qmer::app::spilled_fingerprint_buckets;
+    using qmer::app::window_marks;
+    auto const keys = keys_with_repeats(200000, 7);
+    auto reference = counted_filter(170000);
+    auto const g = reference->first_level_final_geometry();
+    unsigned const bits = qmer::locality_window_bits(g.canonical_slots());
+    double const threshold = qmer::overload_threshold(g.canonical_slots(), bits);
+    std::mt19937_64 rng(8);
+    std::vector<uint64_t> local = keys, plain;
+    for (uint64_t w : {uint64_t{9}, uint64_t{1} << (bits - 2), (uint64_t{3} << (bits - 2)) + 5}) {
+        for (int i = 0; i < 3000; ++i) {
+            local.push_back((w << (64 - bits)) | (rng() >> bits));
+            plain.push_back(rng());  // the same k-mers' plain hashes land anywhere
+        }
+    }
+
+    window_marks old_marks(g, bits, threshold);
+    fingerprint_buckets old_way(g, 0, fingerprint_buckets::bucket_count(g), 0, &old_marks);
+    ASSERT_TRUE(collect_and_append(old_way, local, *reference));
+    ASSERT_EQ(old_marks.marked.load(), 3u);
+    for (uint64_t h : plain) reference->insert(h);
+
+    auto merge_build = [&](auto& collected, auto& plain_collected, window_marks& marks,
+                           expandable_filter& f) {
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, local.size(), 997), [&](auto const& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(local[i]);
+        });
+        marks.now = window_marks::stage::mark;
+        collected.sort_and_mark(8);
+        marks.now = window_marks::stage::drop;
+        for (uint64_t h : plain) plain_collected.insert(h);
+        locally_locked_filter::sorted_append_state state;
+        return collected.append_to(f, state, 8, nullptr, &plain_collected);
+    };
+    {
+        SCOPED_TRACE("buckets in memory");
+        auto f = counted_filter(170000);
+        window_marks marks(g, bits, threshold);
+        fingerprint_buckets collected(g, 0, fingerprint_buckets::bucket_count(g), 0, &marks);
+        fingerprint_buckets plain_collected(g, 0, fingerprint_buckets::bucket_count(g));
+        ASSERT_TRUE(merge_build(collected, plain_collected, marks, *f));
+        EXPECT_EQ(marks.bits, old_marks.bits);
+        EXPECT_EQ(marks.dropped.load(), old_marks.dropped.load());
+        expect_same_words(*reference, *f);
+    }
+    {
+        SCOPED_TRACE("scratch file");
+        auto f = counted_filter(170000);
+        window_marks marks(g, bits, threshold);
+        qmer::io::spill_file file(std::filesystem::temp_directory_path().string());
+        spilled_fingerprint_buckets collected(g, file, 1 << 12, &marks);
+        spilled_fingerprint_buckets plain_collected(g, file, 1 << 12);
+        ASSERT_TRUE(merge_build(collected, plain_collected, marks, *f));
+        EXPECT_EQ(marks.bits, old_marks.bits);
+        expect_same_words(*reference, *f);
+    }
+}
+
 TEST(sorted_build, spilled_bins_give_the_inserted_filter_word_for_word) {
     using qmer::app::spilled_fingerprint_buckets;
     auto const keys = keys_with_repeats(200000, 5);
