@@ -184,11 +184,18 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
         return first_fp >= lo && last_fp < hi;
     };
     bool const marking = now != stage::drop, dropping = now != stage::mark;
+    // The last fingerprint whose smallest hash lies in window w: a multiplication per window
+    // instead of a 128-bit division per fingerprint (first_window), which took 5% of a build.
+    uint64_t const last_window_number = (~uint64_t{0}) >> shift;
+    auto last_fp_of = [&](uint64_t w) {
+        return w == last_window_number ? ~uint64_t{0} : g.fingerprint(((w + 1) << shift) - 1);
+    };
     size_t out = 0;
     for (size_t i = 0; i < fps.size();) {
         uint64_t const w = first_window(fps[i]);
+        uint64_t const last_fp = last_fp_of(w);
         size_t j = i;
-        while (j < fps.size() && first_window(fps[j]) == w) ++j;
+        while (j < fps.size() && fps[j] <= last_fp) ++j;
         bool overloaded = false;
         if (marking) {
             overloaded = static_cast<double>(j - i) > threshold && inside(w);
