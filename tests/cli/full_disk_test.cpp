@@ -110,3 +110,28 @@ TEST_F(full_disk, query_output_larger_than_the_disk) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 16: a build's scratch file (--temp-dir) that fills its disk: exit 5, one line naming the
+// folder, no index, and nothing left in the folder (the file never had a name there).
+TEST_F(full_disk, build_scratch_file_larger_than_the_disk) {
+    write_file("ref.fa", random_fasta(40, 100000, 3));  // ~16 MB of fingerprints to spill
+    // The least limit the build accepts, from its refusal of a smaller one; a little above it
+    // sends the fingerprints to the scratch file.
+    auto const refused =
+        qmer({"index", "-t", "2", "--max-memory", "40M", "-o", "x.qmer", "ref.fa"});
+    ASSERT_EQ(refused.exit_code, 6) << refused.err;
+    auto const at = refused.err.find("needs at least ");
+    ASSERT_NE(at, std::string::npos) << refused.err;
+    double const least_mib = std::stod(refused.err.substr(at + 15));
+    std::string const limit = std::to_string(static_cast<int>((least_mib + 2) * 1024)) + "K";
+    auto const r = qmer({"index", "-q", "-t", "2", "--max-memory", limit, "--temp-dir", "small",
+                         "-o", "ref.qmer", "ref.fa"});
+    expect_full_disk_error(r, "small");
+    EXPECT_NE(r.err.find("scratch file failed after"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "ref.qmer"));
+}
+
+}  // namespace
