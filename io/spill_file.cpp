@@ -72,6 +72,31 @@ uint64_t spill_file::append(void const* data, size_t bytes) {
     return offset;
 }
 
+uint64_t spill_file::copy_from(std::string const& path) {
+    int const in = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) throw input_error(path + ": cannot open: " + std::strerror(errno));
+    std::vector<char> buffer(size_t{1} << 20);
+    uint64_t copied = 0;
+    while (true) {
+        ssize_t const n = ::read(in, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int const error = errno;
+            if (in != STDIN_FILENO) ::close(in);
+            throw input_error(path + ": read failed: " + std::strerror(error));
+        }
+        if (n == 0) break;
+        append(buffer.data(), static_cast<size_t>(n));
+        copied += static_cast<uint64_t>(n);
+    }
+    if (in != STDIN_FILENO) ::close(in);
+    return copied;
+}
+
+std::string spill_file::proc_path() const {
+    return "/proc/self/fd/" + std::to_string(fd_);
+}
+
 void spill_file::read(uint64_t offset, void* data, size_t bytes) const {
     auto* p = static_cast<char*>(data);
     for (size_t done = 0; done < bytes;) {

@@ -31,6 +31,13 @@ class spill_file {
     // Reads `bytes` at `offset` (written by an append that has returned). Throws output_error.
     void read(uint64_t offset, void* data, size_t bytes) const;
 
+    // Appends everything readable from `path` ("-": standard input) until its end, so that an
+    // input that can be read only once (stdin, a pipe) can be read again, through proc_path().
+    // Throws input_error naming path when it cannot be read, output_error when the file fills.
+    uint64_t copy_from(std::string const& path);
+    // A name that opens this file afresh (Linux: /proc/self/fd/N), for readers that want a path.
+    std::string proc_path() const;
+
     uint64_t size() const noexcept { return end_.load(std::memory_order_relaxed); }
     std::string const& folder() const noexcept { return folder_; }
 

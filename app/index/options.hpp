@@ -41,6 +41,10 @@ struct index_options {
     std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
     std::string temp_dir;      // the sorted build's scratch file; "" = the index's folder
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)
+    // Filled by the build, not the command line: where each reference is read from when that is
+    // not its own name (a scratch copy of stdin or a pipe, which cannot be read twice); messages
+    // still name the reference. Empty: every reference is read from its name.
+    std::vector<std::string> read_from;
 };
 
 void run_index(index_options const& options);

@@ -46,25 +46,38 @@ struct build_counts {
     uint64_t longest_record = 0;  // bases
 };
 
-// Reads the references one after the other, in order; the serial input stage's state.
+// Reads the references one after the other, in order; the serial input stage's state. A
+// reference read from elsewhere (index_options::read_from) keeps its own name in messages.
 class reference_stream {
   public:
-    reference_stream(std::vector<std::string> const& paths, io::reader_options options)
-        : paths_(paths), options_(options) {}
+    reference_stream(index_options const& o, io::reader_options options)
+        : names_(o.references),
+          paths_(o.read_from.empty() ? o.references : o.read_from),
+          options_(options) {}
 
     // Fills batch with the next records of the current or a following file; false at the end.
     bool next(io::record_batch& batch) {
-        while (true) {
-            if (!reader_) {
-                if (next_path_ == paths_.size()) return false;
-                reader_.emplace(paths_[next_path_++], options_);
+        try {
+            while (true) {
+                if (!reader_) {
+                    if (next_path_ == paths_.size()) return false;
+                    reader_.emplace(paths_[next_path_++], options_);
+                }
+                if (reader_->next_batch(batch)) return true;
+                reader_.reset();
             }
-            if (reader_->next_batch(batch)) return true;
-            reader_.reset();
+        } catch (input_error const& e) {
+            std::string const& path = paths_[next_path_ - 1];
+            std::string const& name = names_[next_path_ - 1];
+            std::string message = e.what();
+            if (path != name && message.starts_with(path))
+                throw input_error(name + message.substr(path.size()));
+            throw;
         }
     }
 
   private:
+    std::vector<std::string> const& names_;
     std::vector<std::string> const& paths_;
     io::reader_options options_;
     size_t next_path_ = 0;
@@ -78,7 +91,7 @@ uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanne
         if (p == "-")
             throw usage_error("--filter " + o.filter +
                               " cannot grow and reads stdin only once: give --expected N");
-    reference_stream refs(o.references, {});
+    reference_stream refs(o, {});
     io::record_batch batch;
     uint64_t total = 0;
     while (refs.next(batch)) {
@@ -124,7 +137,7 @@ void insert_references(Filter& filter, Hashing const& hashing, index_options con
                        uint64_t max_memory) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
     batch_pool<io::record_batch> pool(tokens);
-    reference_stream refs(o.references, {.decompression_threads = threads > 1 ? threads : 0});
+    reference_stream refs(o, {.decompression_threads = threads > 1 ? threads : 0});
     std::atomic<bool> full{false};
 
     auto insert_span = [&](std::string_view seq) {
@@ -205,6 +218,16 @@ struct distinct_counter {
 };
 
 // Only regular files can be read twice (not stdin, a pipe or a process substitution).
+bool rereadable(std::string const& path) {
+    std::error_code ec;
+    return path != "-" && std::filesystem::is_regular_file(path, ec);
+}
+
+// The paths the passes read (index_options::read_from, else the references' own).
+std::vector<std::string> const& read_paths(index_options const& o) {
+    return o.read_from.empty() ? o.references : o.read_from;
+}
+
 bool all_rereadable(std::vector<std::string> const& paths) {
     for (auto const& p : paths) {
         std::error_code ec;
@@ -229,7 +252,7 @@ reference_census count_references(index_options const& o, unsigned threads,
                                   progress_meter& progress) {
     // The bases to read, guessed from the files' sizes; the later passes know them.
     progress.begin_phase("counting k-mers",
-                         static_cast<double>(estimate_kmers_from_sizes(o.references)), "bp", false,
+                         static_cast<double>(estimate_kmers_from_sizes(read_paths(o))), "bp", false,
                          true);
     distinct_counter counter;
     build_counts counts;
@@ -463,9 +486,11 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
 }
 
 template <filter_kind Kind>
-void build_index(index_options const& o, unsigned threads) {
+void build_index(index_options const& given, unsigned threads) {
     using codec = filter_codec<Kind>;
     using filter_t = typename codec::filter_type;
+    index_options o = given;  // o.read_from may name scratch copies of stdin or pipes
+    std::vector<std::unique_ptr<io::spill_file>> copies;
     io::check_output_folder(o.output);  // fail before the work, not after it
     if (!o.temp_dir.empty()) io::spill_file probe(o.temp_dir);  // likewise
     progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet);
@@ -497,11 +522,27 @@ void build_index(index_options const& o, unsigned threads) {
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
+        // Without --expected the references are counted first, so read twice. Stdin and pipes
+        // can be read only once: they are copied into scratch files first (their size on disk,
+        // compressed as they come) and built from like files, instead of growing a filter
+        // k-mer by k-mer (issue 16) or, for fixed filters, being refused.
+        if (expected == 0 && !all_rereadable(o.references)) {
+            progress.begin_phase("copying what cannot be read twice to a scratch file", 0, "",
+                                 false);
+            for (auto const& reference : o.references) {
+                if (rereadable(reference)) {
+                    o.read_from.push_back(reference);
+                    continue;
+                }
+                copies.push_back(std::make_unique<io::spill_file>(temp_folder(o)));
+                copies.back()->copy_from(reference);
+                o.read_from.push_back(copies.back()->proc_path());
+            }
+        }
         if (expected == 0 && codec::grows) {
-            measured = all_rereadable(o.references);
-            if (measured) census = count_references(o, threads, progress);
-            expected =
-                measured ? census.distinct_estimate : estimate_kmers_from_sizes(o.references);
+            measured = true;
+            census = count_references(o, threads, progress);
+            expected = census.distinct_estimate;
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
         }
