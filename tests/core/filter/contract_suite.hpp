@@ -30,12 +30,7 @@
 #include <vector>
 
 #include "core/filter/filter.hpp"
-
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define QMER_TEST_SANITIZED 1
-#else
-#define QMER_TEST_SANITIZED 0
-#endif
+#include "sanitized.hpp"
 
 namespace qmer::test {
 
