@@ -35,8 +35,6 @@ int main(int argc, char** argv) {
         return report(e.what(), exit_code::output);
     } catch (capacity_error const& e) {
         return report(e.what(), exit_code::capacity);
-    } catch (not_implemented_error const& e) {
-        return report(e.what(), exit_code::not_implemented);
     } catch (interrupted_error const& e) {
         return report(e.what(), exit_code::interrupted);
     } catch (std::bad_alloc const&) {

@@ -33,11 +33,6 @@ struct capacity_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// The command exists but is not built yet: it must say so, never fake output.
-struct not_implemented_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // A SIGINT/SIGTERM arrived; work stopped and temporary files were removed.
 struct interrupted_error : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -51,8 +46,7 @@ inline constexpr int input = 3;
 inline constexpr int index = 4;
 inline constexpr int output = 5;
 inline constexpr int capacity = 6;
-inline constexpr int not_implemented = 70;  // EX_SOFTWARE
-inline constexpr int interrupted = 130;     // 128 + SIGINT, as shells report it
+inline constexpr int interrupted = 130;  // 128 + SIGINT, as shells report it
 }  // namespace exit_code
 
 }  // namespace qmer

@@ -5,7 +5,7 @@
 // alone reaches with probability at most `tail` (1e-5): with n k-mers and a per-k-mer
 // false-positive rate p, chance hits follow Binomial(n, p), so t = min{t : P(Binomial(n, p) >= t)
 // <= tail}. Reasoning: an exact k-mer set has p = 0, so t = 1 and the rule is "one shared k-mer",
-// the rule of BBDuk and ANCHORS.md; a filter with p > 0 raises t just enough that its false
+// the rule of BBDuk (bench/BASELINES.md); a filter with p > 0 raises t just enough that its false
 // positives add at most ~1e-5 of reads to the calls (0.001 percentage points), while a read with
 // sequencing errors still keeps most of its hits (one error removes at most k of them). For 150 bp
 // reads (120 31-mers) at p = 0.001: t = 4; for a 1 Mbp read, t = 1,139 (chance_threshold() works in

@@ -1,6 +1,8 @@
 #pragma once
-// The fully expandable quotient filter (seed 001, section 4): qmer's default filter. It needs no
-// size up front and keeps its false-positive rate under the bound p however many elements arrive.
+// The fully expandable quotient filter (Maier, Sanders, Williger,
+// "Concurrent Expandable AMQs on the Basis of Quotient Filters", SEA 2020, section 4): qmer's
+// default filter. It needs no size up front and keeps its false-positive rate under the bound p
+// however many elements arrive.
 //
 // Structure: a stack of levels, each a locally locked quotient filter (core/qf/locally_locked.hpp)
 // with bounded growing. Level i has a final size of m0 2^i canonical slots (2^(Q0 - 1) < m0 <=
@@ -96,9 +98,8 @@ struct expandable_options {
     uint64_t expected_elements = 0;               // 0: unknown (default_expected_elements)
     double max_false_positive_rate = 1.0 / 1024;  // p: the bound Theorem 2 keeps
     double grow_at = 0.9;                         // delta_grow of every level
-    // Cascading inserts + early rejection of queries. Off by default: on uniform hashes it cost
-    // 13-15% of the insert rate and 10-16% of successful queries, for the same memory and FPR
-    // (bench/qf/GROWING.md).
+    // Cascading inserts + early rejection of queries. Off by default: slower inserts and successful
+    // queries on uniform hashes, for the same memory and FPR (bench/MEASUREMENTS.md).
     bool cascading = false;
     // expected_elements is a measured estimate (qmer index counts the references' distinct
     // k-mers first), not a guess: level 0 then starts at its final size instead of 1/8 of it, so
@@ -106,13 +107,8 @@ struct expandable_options {
     bool first_level_at_final_size = false;
     // With first_level_at_final_size: level 0 gets expected / first_level_fill slots, so it ends
     // about this full (it still takes inserts up to grow_at before a level is pushed). Fuller is
-    // smaller and slower: on 33 M k-mers, 0.85 gave 19.6 bits per k-mer; 0.9 gave 18.7 bits but
-    // 1.5-2x the query time for absent k-mers of a half-full table, whose clusters are short.
+    // smaller and slower for absent k-mers (bench/MEASUREMENTS.md).
     double first_level_fill = 0.85;
-    // Query sealed lower levels without locks (locally_locked_filter::contains_final; see
-    // "Sealed levels" at the top). Ignored with cascading, whose inserts still write lower levels.
-    // A switch so the benchmark can compare both paths in one process.
-    bool lock_free_sealed_levels = true;
 };
 
 // One level, for `qmer info` and the tests.
@@ -537,7 +533,7 @@ class expandable_filter {
     // Seals level j when a level count above j + 1 and then no writer on j are seen, in that order
     // (both seq_cst; why the order matters: see top). Idempotent; several threads may store true.
     void try_seal(unsigned j) {
-        if (options_.cascading || !options_.lock_free_sealed_levels) return;
+        if (options_.cascading) return;
         if (sealed_[j].load(std::memory_order_relaxed)) return;  // only a shortcut
         if (level_count_.load(std::memory_order_seq_cst) <= j + 1) return;
         // Summing the stripes one by one is as good as one counter: an insert that announces on a

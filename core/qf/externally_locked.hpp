@@ -1,9 +1,9 @@
 #pragma once
-// The externally locked quotient filter: the sequential quotient filter with 3 status bits (seed
-// 001 section 2, Table 1) guarded by an external array of mutexes, one per 4096 slots. It is the
-// baseline the paper's section 5 measures its locally locked and lock-free filters against ("QF
-// with external locks", ANCHORS.md), kept for that comparison; qmer indexes with the locally locked
-// filter.
+// The externally locked quotient filter: the sequential quotient filter with 3 status bits (Maier,
+// Sanders, Williger, SEA 2020, section 2, Table 1) guarded by an external array of mutexes, one per
+// 4096 slots. It is the baseline the paper's section 5 measures its locally locked and lock-free
+// filters against ("QF with external locks"; the paper code's figures: bench/BASELINES.md), kept
+// for that comparison; qmer indexes with the locally locked filter.
 //
 // Slot layout: r + 3 bits, the remainder in the high r bits and the status bits in the low 3:
 //   bit 0 occupied      (position property: some element has this slot as its canonical slot)

@@ -5,13 +5,15 @@
 //   quotient    = fingerprint >> r        (the canonical slot, 0 .. m - 1)
 //   remainder   = fingerprint & (2^r - 1)
 // For m = 2^q this is exactly the TOP q + r bits of the hash (h >> (64 - q - r)), the layout of
-// seed 001; any other m (2^(q-1) < m < 2^q, "non-power-of-two quotient ranges") lets a table be
-// sized to its content instead of to the next power of two, which can waste almost half of it.
-// Two hashes share a fingerprint with probability 1/M, so the false-positive rate stays n / M.
+// Maier, Sanders, Williger (SEA 2020); any other m (2^(q-1) < m < 2^q, "non-power-of-two quotient
+// ranges") lets a table be sized to its content instead of to the next power of two, which can
+// waste almost half of it. Two hashes share a fingerprint with probability 1/M, so the
+// false-positive rate stays n / M.
 //
 // Taking the high bits of the product (not the low bits of h) is what makes bounded growing work
-// (DESIGN.md, seed 001 section 3.3): doubling the table (2m slots, r - 1 remainder bits) keeps M,
-// hence each element's fingerprint and identity; the remainder's top bit moves into the quotient.
+// (DESIGN.md; the SEA 2020 paper's section 3.3): doubling the table (2m slots, r - 1 remainder
+// bits) keeps M, hence each element's fingerprint and identity; the remainder's top bit moves into
+// the quotient.
 
 #include <bit>
 #include <cstdint>

@@ -6,13 +6,13 @@
 // Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of core/qf/fingerprint.hpp,
 // and with each block sized to one cache line.
 //
-// Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, seed 001's Algorithm 1)
-// mark each slot with occupied/continuation/shifted bits, so a query must walk back to its cluster
-// start to learn which run is its quotient's, and that walk grows with the fill (at 95% fill,
-// clusters are hundreds of slots long). Here each block carries an offset, so a query finds its
-// run from its own block: one rank and one select, whatever the fill. A table nobody writes any
-// more (a level of a built index) needs none of the concurrent layout's lock states, so it is
-// stored in this form.
+// Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, Algorithm 1 of Maier,
+// Sanders, Williger, SEA 2020) mark each slot with occupied/continuation/shifted bits, so a query
+// must walk back to its cluster start to learn which run is its quotient's, and that walk grows
+// with the fill (at 95% fill, clusters are hundreds of slots long). Here each block carries an
+// offset, so a query finds its run from its own block: one rank and one select, whatever the fill.
+// A table nobody writes any more (a level of a built index) needs none of the concurrent layout's
+// lock states, so it is stored in this form.
 //
 // Slot positions are the same as in the sequential layout (core/qf/sequential.hpp): fingerprints
 // in increasing order, each at the first free slot at or after its quotient, m canonical slots
@@ -193,7 +193,7 @@ class rank_select_table {
     size_t size() const noexcept { return elements_; }
     size_t capacity() const noexcept { return static_cast<size_t>(shape_.canonical_slots); }
     size_t memory_bytes() const noexcept { return words_.size_bytes(); }
-    // n stored fingerprints out of M = m 2^r (seed 001, section 2).
+    // n stored fingerprints out of M = m 2^r (Maier, Sanders, Williger, SEA 2020, section 2).
     double false_positive_rate() const noexcept {
         return -std::expm1(static_cast<double>(elements_) *
                            std::log1p(-1.0 / static_cast<double>(geometry_.fingerprint_space())));
