@@ -105,14 +105,14 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
     }
 };
 
-// Quotient filter geometry for n elements at fill <= max_fill: 2^q slots; r such that the FPR
+// Quotient filter geometry for n elements at fill <= fill_limit: 2^q slots; r such that the FPR
 // n / 2^(q+r) = fill * 2^-r stays <= fpr (section 2 of the SEA 2020 paper).
 struct qf_geometry {
     unsigned q, r;
 };
-inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double max_fill) {
+inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double fill_limit) {
     unsigned const q =
-        std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(n, 1)) / max_fill));
+        std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(n, 1)) / fill_limit));
     double const fill = static_cast<double>(n) / std::ldexp(1.0, static_cast<int>(q));
     unsigned const r = std::max(1u, ceil_log2(std::max(fill, 1e-9) / fpr));
     if (q + r > 64)

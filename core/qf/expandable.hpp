@@ -377,7 +377,8 @@ class expandable_filter {
         validate_options(o);
         if (p[5] < 1 || p[5] > max_levels || arrays.size() != p[5] + 1)
             fail("level count does not match the arrays");
-        if (p[6] < min_final_quotient_bits || p[6] > 40 || p[7] < 1 || p[6] + p[7] > 63)
+        if (p[6] < min_final_quotient_bits || p[6] > max_quotient_bits || p[7] < 1 ||
+            p[6] + p[7] > max_fingerprint_bits)
             fail("bad first level geometry");
         uint64_t const m0 = p.size() == 9 ? p[8] : uint64_t{1} << p[6];
         if (geometry::with_slots(m0, 1).quotient_bits != p[6] || m0 % (1u << level_growths) != 0)
@@ -422,11 +423,13 @@ class expandable_filter {
     static void validate_options(expandable_options const& o) {
         if (!(o.max_false_positive_rate > 0 && o.max_false_positive_rate < 1))
             throw std::invalid_argument("expandable filter: the FPR bound must be in (0, 1)");
-        if (!(o.grow_at >= 0.25 && o.grow_at <= 0.98))
-            throw std::invalid_argument("expandable filter: delta_grow must be in [0.25, 0.98]");
-        if (!(o.first_level_fill >= 0.25 && o.first_level_fill <= o.grow_at))
-            throw std::invalid_argument(
-                "expandable filter: the first level's fill must be in [0.25, delta_grow]");
+        if (!(o.grow_at >= min_grow_at && o.grow_at <= max_grow_at))
+            throw std::invalid_argument("expandable filter: delta_grow must be in [" +
+                                        bound_text(min_grow_at) + ", " + bound_text(max_grow_at) +
+                                        "]");
+        if (!(o.first_level_fill >= min_fill && o.first_level_fill <= o.grow_at))
+            throw std::invalid_argument("expandable filter: the first level's fill must be in [" +
+                                        bound_text(min_fill) + ", delta_grow]");
     }
 
     // f_i of Theorem 2 (see top): the most elements level i can hold per canonical slot.
@@ -452,7 +455,8 @@ class expandable_filter {
     static bool level_possible(unsigned q0, unsigned r0, unsigned i) noexcept {
         // Final quotient within 2^40 slots, fingerprint within 63 bits, start slots of r + 3 + 3
         // bits within a 64-bit group.
-        return q0 + i <= 40 && q0 + r0 + 2 * i <= 63 && r0 + i + level_growths + 3 <= 64;
+        return q0 + i <= max_quotient_bits && q0 + r0 + 2 * i <= max_fingerprint_bits &&
+               r0 + i + level_growths <= max_remainder_bits;
     }
     bool level_possible(unsigned i) const { return level_possible(q0_, r0_, i); }
 
@@ -473,15 +477,16 @@ class expandable_filter {
         double const expected = static_cast<double>(
             o.expected_elements == 0 ? default_expected_elements : o.expected_elements);
         double const fill = o.first_level_at_final_size ? o.first_level_fill : o.grow_at;
-        if (expected / fill > std::ldexp(1.0, 36))
+        if (expected / fill > std::ldexp(1.0, max_planned_quotient_bits))
             throw std::invalid_argument("expandable filter: expected count too large");
         constexpr uint64_t unit = 64;
         m0 = std::max<uint64_t>(uint64_t{1} << min_final_quotient_bits,
                                 (static_cast<uint64_t>(expected / fill) / unit + 1) * unit);
         q0 = geometry::with_slots(m0, 1).quotient_bits;
-        for (r0 = 1; q0 + r0 <= 63; ++r0)
+        for (r0 = 1; q0 + r0 <= max_fingerprint_bits; ++r0)
             if (theorem2_sum(o, q0, r0, m0) <= o.max_false_positive_rate) return;
-        throw std::invalid_argument("expandable filter: the FPR bound needs more than 63 bits");
+        throw std::invalid_argument("expandable filter: the FPR bound needs more than " +
+                                    std::to_string(max_fingerprint_bits) + " bits");
     }
 
     // Level i at its final size: m0 2^i canonical slots, R0 + i remainder bits.

@@ -56,8 +56,9 @@ class externally_locked {
     externally_locked(unsigned quotient_bits, unsigned remainder_bits)
         : geo_{quotient_bits, remainder_bits} {
         geo_.validate();
-        if (remainder_bits + 3 > 64)
-            throw std::invalid_argument("externally_locked: remainder bits must be <= 61");
+        if (remainder_bits > max_remainder_bits)
+            throw std::invalid_argument("externally_locked: remainder bits must be <= " +
+                                        std::to_string(max_remainder_bits));
         slots_ = grouped_slots((size_t{1} << quotient_bits) + overflow_slots, remainder_bits + 3);
         total_ = slots_.slot_count();
         spg_ = slots_.slots_per_group();

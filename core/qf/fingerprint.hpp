@@ -18,6 +18,9 @@
 #include <bit>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+
+#include "core/bounds.hpp"
 
 namespace qmer::qf {
 
@@ -83,10 +86,12 @@ struct geometry {
     // q in 1..40 (2^40 slots is far beyond any machine here), r in 1..(63 - q) so q + r <= 63 and
     // M < 2^63; slots, when set, strictly between 2^(q-1) and 2^q.
     void validate() const {
-        if (quotient_bits < 1 || quotient_bits > 40)
-            throw std::invalid_argument("quotient filter: quotient bits must be in 1..40");
-        if (remainder_bits < 1 || quotient_bits + remainder_bits > 63)
-            throw std::invalid_argument("quotient filter: remainder bits must be in 1..(63 - q)");
+        if (quotient_bits < 1 || quotient_bits > max_quotient_bits)
+            throw std::invalid_argument("quotient filter: quotient bits must be in 1.." +
+                                        std::to_string(max_quotient_bits));
+        if (remainder_bits < 1 || quotient_bits + remainder_bits > max_fingerprint_bits)
+            throw std::invalid_argument("quotient filter: remainder bits must be in 1..(" +
+                                        std::to_string(max_fingerprint_bits) + " - q)");
         if (slots != 0 && (slots <= (uint64_t{1} << (quotient_bits - 1)) ||
                            slots >= (uint64_t{1} << quotient_bits)))
             throw std::invalid_argument(

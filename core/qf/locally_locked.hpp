@@ -85,7 +85,7 @@ struct growing_policy {
     double grow_at = 0.9;  // delta_grow: fill of the canonical slots that triggers a doubling
     // No doubling past 2^max_quotient_bits canonical slots: the level of an expandable filter
     // (core/qf/expandable.hpp) stops at its final size, where `full` (or its owner) takes over.
-    unsigned max_quotient_bits = 40;
+    unsigned max_quotient_bits = qf::max_quotient_bits;
 };
 
 namespace ll {
@@ -457,7 +457,7 @@ class locally_locked_filter {
 
     bool can_grow(ll::table const& t) const noexcept {
         return policy_.enabled && t.g.remainder_bits >= 2 &&
-               t.g.quotient_bits < std::min(40u, policy_.max_quotient_bits);
+               t.g.quotient_bits < std::min(qf::max_quotient_bits, policy_.max_quotient_bits);
     }
 
     void after_insert(ll::table* t) {

@@ -93,9 +93,10 @@ struct shape {
     // r in 1..61 (a fingerprint of at most 63 bits with q >= 1), canonical slots at most 2^40
     // and no more than the total, which holds at most 2^41 slots. Throws std::invalid_argument.
     void validate() const {
-        if (remainder_bits < 1 || remainder_bits > 61)
-            throw std::invalid_argument("rank-select table: remainder bits must be in 1..61");
-        if (canonical_slots < 1 || canonical_slots > (uint64_t{1} << 40))
+        if (remainder_bits < 1 || remainder_bits > max_remainder_bits)
+            throw std::invalid_argument("rank-select table: remainder bits must be in 1.." +
+                                        std::to_string(max_remainder_bits));
+        if (canonical_slots < 1 || canonical_slots > (uint64_t{1} << max_quotient_bits))
             throw std::invalid_argument("rank-select table: bad canonical slot count");
         if (total_slots < canonical_slots || total_slots > (uint64_t{1} << 41))
             throw std::invalid_argument("rank-select table: bad total slot count");
