@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "app/exit_code.hpp"
 #include "app/index/options.hpp"
 #include "app/info/options.hpp"
 #include "app/merge/options.hpp"
@@ -20,12 +21,12 @@ void setup_index(CLI::App& app, index_options& o) {
         ->required();
     app.add_option("-o,--output", o.output, "Index file to write")->required();
     app.add_option("-k,--kmer", o.k, "k-mer length")
-        ->check(CLI::Range(1, 32))
+        ->check(CLI::Range(min_k, max_k))
         ->capture_default_str();
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
         ->check(CLI::PositiveNumber);
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
-        ->check(CLI::Range(1e-12, 0.5))
+        ->check(CLI::Range(min_fpr, max_fpr))
         ->capture_default_str();
     app.add_option("--filter", o.filter,
                    "Filter: expandable (default), locally-locked, bounded-growing, linear-probing, "

@@ -1,5 +1,5 @@
-// qmer's entry point: dispatches to the command line and maps qmer's error types to exit codes,
-// printing each error as one line on stderr.
+// qmer's entry point: dispatches to the command line and maps qmer's errors (one base type,
+// core/error.hpp) to exit codes (app/exit_code.hpp), printing each error as one line on stderr.
 
 #include <htslib/hts.h>
 
@@ -8,6 +8,7 @@
 #include <new>
 
 #include "app/cli.hpp"
+#include "app/exit_code.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -23,25 +24,14 @@ int main(int argc, char** argv) {
     hts_set_log_level(HTS_LOG_OFF);
     try {
         int const code = app::run_cli(argc, argv);
-        if (std::fflush(stdout) != 0) return report("writing to stdout failed", exit_code::output);
+        if (std::fflush(stdout) != 0)
+            return report("writing to stdout failed", app::exit_code::output);
         return code;
-    } catch (usage_error const& e) {
-        return report(e.what(), exit_code::usage);
-    } catch (input_error const& e) {
-        return report(e.what(), exit_code::input);
-    } catch (index_error const& e) {
-        return report(e.what(), exit_code::index);
-    } catch (output_error const& e) {
-        return report(e.what(), exit_code::output);
-    } catch (capacity_error const& e) {
-        return report(e.what(), exit_code::capacity);
-    } catch (not_implemented_error const& e) {
-        return report(e.what(), exit_code::not_implemented);
-    } catch (interrupted_error const& e) {
-        return report(e.what(), exit_code::interrupted);
+    } catch (error const& e) {
+        return report(e.what(), app::exit_code::of(e.kind()));
     } catch (std::bad_alloc const&) {
-        return report("out of memory", exit_code::failure);
+        return report("out of memory", app::exit_code::failure);
     } catch (std::exception const& e) {
-        return report(e.what(), exit_code::failure);
+        return report(e.what(), app::exit_code::failure);
     }
 }

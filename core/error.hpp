@@ -1,58 +1,48 @@
 #pragma once
-// The few named error types of qmer. Each is thrown where the problem is found, with a message that
-// names the file (and record) when there is one, and caught once in app/main.cpp, which prints it
-// as one line and maps its type to an exit code (see exit_code()).
+// qmer's errors: one base type, qmer::error, that carries what kind of problem it reports, and one
+// named type per kind. Each is thrown where the problem is found, with a message that names the
+// file (and record) when there is one, and caught once in app/main.cpp, which prints it as one line
+// and maps its kind to an exit code (app/exit_code.hpp: core knows no exit codes).
+//
+// The filters' own geometry checks (core/qf/) throw std::invalid_argument: a table that cannot be
+// built is a caller's error, which the app reports as a bad parameter (app/index/run.cpp) or a
+// damaged index (app/filters/persistence.hpp).
 
 #include <stdexcept>
 #include <string>
 
 namespace qmer {
 
-// A parameter the user gave cannot be used (k out of range, bad --fpr, --threads 0).
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+enum class error_kind {
+    usage,        // a parameter the user gave cannot be used (k out of range, bad --fpr)
+    input,        // an input file cannot be read or holds a malformed record
+    index,        // an index file is damaged, foreign, or from an incompatible version
+    output,       // writing an output failed (missing folder, full disk, closed pipe)
+    capacity,     // a filter of fixed capacity cannot take another element
+    interrupted,  // a SIGINT/SIGTERM arrived; work stopped and temporary files were removed
 };
 
-// An input file cannot be read or holds a malformed record.
-struct input_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct error : std::runtime_error {
+    error(error_kind kind, std::string const& what) : std::runtime_error(what), kind_(kind) {}
+    error(error_kind kind, char const* what) : std::runtime_error(what), kind_(kind) {}
+    error_kind kind() const noexcept { return kind_; }
+
+  private:
+    error_kind kind_;
 };
 
-// An index file is damaged, foreign, or from an incompatible version.
-struct index_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+// One type per kind, so a caller can catch the kind it handles.
+template <error_kind Kind>
+struct error_of : error {
+    explicit error_of(std::string const& what) : error(Kind, what) {}
+    explicit error_of(char const* what) : error(Kind, what) {}
 };
 
-// Writing an output failed (missing folder, full disk, closed pipe).
-struct output_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// A filter of fixed capacity cannot take another element.
-struct capacity_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// The command exists but is not built yet: it must say so, never fake output.
-struct not_implemented_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// A SIGINT/SIGTERM arrived; work stopped and temporary files were removed.
-struct interrupted_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-namespace exit_code {
-inline constexpr int ok = 0;
-inline constexpr int failure = 1;  // anything not named below
-inline constexpr int usage = 2;
-inline constexpr int input = 3;
-inline constexpr int index = 4;
-inline constexpr int output = 5;
-inline constexpr int capacity = 6;
-inline constexpr int not_implemented = 70;  // EX_SOFTWARE
-inline constexpr int interrupted = 130;     // 128 + SIGINT, as shells report it
-}  // namespace exit_code
+using usage_error = error_of<error_kind::usage>;
+using input_error = error_of<error_kind::input>;
+using index_error = error_of<error_kind::index>;
+using output_error = error_of<error_kind::output>;
+using capacity_error = error_of<error_kind::capacity>;
+using interrupted_error = error_of<error_kind::interrupted>;
 
 }  // namespace qmer

@@ -78,7 +78,7 @@ struct filter_state<qf::locally_locked_filter> {
                 "locally locked filter: expected one array of 6 parameters");
         auto const& p = arrays[0].params;
         // The ranges qf::geometry::validate() accepts, checked before anything is allocated.
-        if (p[0] < 1 || p[0] > 40 || p[1] < 1 || p[1] > 61)
+        if (p[0] < 1 || p[0] > qf::max_quotient_bits || p[1] < 1 || p[1] > qf::max_remainder_bits)
             throw std::invalid_argument("locally locked filter: bad geometry");
         check_slots_fit(p[2], p[1] + 3, arrays[0].words.size(), "locally locked filter");
         if (p[3] > p[2])
@@ -103,8 +103,8 @@ template <>
 struct filter_state<qf::linear_probing> {
     static std::vector<filter_array> arrays(qf::linear_probing const& f) { return f.arrays(); }
     static std::unique_ptr<qf::linear_probing> from_arrays(std::span<filter_array const> a) {
-        if (a.size() == 1 && a[0].params.size() == 3 && a[0].params[0] <= 40 &&
-            a[0].params[1] <= 61)
+        if (a.size() == 1 && a[0].params.size() == 3 && a[0].params[0] <= qf::max_quotient_bits &&
+            a[0].params[1] <= qf::max_remainder_bits)
             check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
                             "linear probing filter");
         return qf::linear_probing::from_arrays(a);
@@ -150,10 +150,12 @@ struct filter_state<qf::expandable_filter> {
         }
         for (size_t j = 1; j < levels.size(); ++j) {
             auto const& p = levels[j].params;
-            if ((p.size() != 4 && p.size() != 5) || p[1] > 61) continue;  // from_arrays refuses
+            if ((p.size() != 4 && p.size() != 5) || p[1] > qf::max_remainder_bits)
+                continue;  // from_arrays refuses
             std::string const what = "expandable filter level " + std::to_string(j - 1);
             check_slots_fit(p[2], p[1] + 3, levels[j].words.size(), what.c_str());
-            if (p[0] < 1 || p[0] > 40 || p[1] < 1) continue;  // from_arrays refuses these
+            if (p[0] < 1 || p[0] > qf::max_quotient_bits || p[1] < 1)
+                continue;  // from_arrays refuses these
             uint64_t const canonical = p.size() == 5 ? p[4] : uint64_t{1} << p[0];
             if (canonical > (uint64_t{1} << p[0])) continue;  // and these
             check_quotient_table(levels[j].words, canonical, static_cast<unsigned>(p[1]), p[2],
@@ -172,7 +174,8 @@ struct filter_state<qf::expandable_filter> {
         std::string const what = "expandable filter level " + std::to_string(level);
         if (!is_rank_select_level(p))
             throw std::invalid_argument(what + ": not a rank-select level");
-        if (p[0] < 1 || p[0] > 40 || p[1] < 1 || p[1] > 61 || p[0] + p[1] > 63 || p[4] < 1 ||
+        if (p[0] < 1 || p[0] > qf::max_quotient_bits || p[1] < 1 || p[1] > qf::max_remainder_bits ||
+            p[0] + p[1] > qf::max_fingerprint_bits || p[4] < 1 ||
             qf::geometry::with_slots(p[4], 1).quotient_bits != p[0])
             throw std::invalid_argument(what + ": bad geometry");
         return qf::rank_select_table({p[4], p[2], static_cast<unsigned>(p[1])}, a.words, p[3]);
@@ -212,8 +215,9 @@ struct filter_state<qf::externally_locked> {
             {{f.quotient_bits(), f.remainder_bits(), f.size()}, atomic_words(f.slots().groups())}};
     }
     static std::unique_ptr<qf::externally_locked> from_arrays(std::span<filter_array const> a) {
-        if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] < 1 || a[0].params[0] > 40 ||
-            a[0].params[1] < 1 || a[0].params[1] > 61)
+        if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] < 1 ||
+            a[0].params[0] > qf::max_quotient_bits || a[0].params[1] < 1 ||
+            a[0].params[1] > qf::max_remainder_bits)
             throw std::invalid_argument(
                 "externally locked filter: expected one array (q, r, size)");
         check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),

@@ -85,9 +85,9 @@ struct codec_base {
     }
 };
 
-// The default: the fully expandable QF (seed 001, section 4) over locally locked levels. It needs
-// no size up front (--expected only sets the first level), keeps its FPR under --fpr however much
-// is inserted (Theorem 2), and can be reopened to append references.
+// The default: the fully expandable QF (Maier, Sanders, Williger, SEA 2020, section 4) over locally
+// locked levels. It needs no size up front (--expected only sets the first level), keeps its FPR
+// under --fpr however much is inserted (Theorem 2), and can be reopened to append references.
 template <>
 struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter> {
     static constexpr bool grows = true;
@@ -105,14 +105,14 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
     }
 };
 
-// Quotient filter geometry for n elements at fill <= max_fill: 2^q slots; r such that the FPR
-// n / 2^(q+r) = fill * 2^-r stays <= fpr (section 2 of seed 001).
+// Quotient filter geometry for n elements at fill <= fill_limit: 2^q slots; r such that the FPR
+// n / 2^(q+r) = fill * 2^-r stays <= fpr (section 2 of the SEA 2020 paper).
 struct qf_geometry {
     unsigned q, r;
 };
-inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double max_fill) {
+inline qf_geometry plan_quotient_filter(uint64_t n, double fpr, double fill_limit) {
     unsigned const q =
-        std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(n, 1)) / max_fill));
+        std::max(6u, ceil_log2(static_cast<double>(std::max<uint64_t>(n, 1)) / fill_limit));
     double const fill = static_cast<double>(n) / std::ldexp(1.0, static_cast<int>(q));
     unsigned const r = std::max(1u, ceil_log2(std::max(fill, 1e-9) / fpr));
     if (q + r > 64)
@@ -142,11 +142,12 @@ struct bloom_codec : codec_base<F> {
     }
 };
 
-// The locally locked QF (seed 001, 3.2) at a fixed size.
+// The locally locked QF (Maier, Sanders, Williger, SEA 2020, 3.2) at a fixed size.
 template <>
 struct filter_codec<filter_kind::locally_locked> : fixed_qf_codec<qf::locally_locked_filter> {};
 
-// The locally locked QF with bounded growing (seed 001, "Growing concurrently"): starts sized for
+// The locally locked QF with bounded growing (the SEA 2020 paper, "Growing concurrently"): starts
+// sized for
 // --expected (or 2^16 slots) and doubles at 90% fill, giving one remainder bit per doubling. The
 // fingerprint keeps its q + r bits, so the FPR n / 2^(q+r) grows linearly with n: it starts with 8
 // spare remainder bits, which keep --fpr up to ~256x --expected, and 8 doublings.

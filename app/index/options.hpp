@@ -5,27 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "core/bounds.hpp"  // the bounds of k, --fpr, --fill, --expected
+
 namespace qmer::app {
-
-// --fill: how full the expandable filter's counted first level ends. The bounds' one home (the CLI
-// and run_index check them). Queries answer from the rank-select layout, whose lookups cost the
-// same at 95% fill as at 50% (bench/qf/LOOKUP_FILL.md), so the default is the smallest index;
-// above 0.95 the concurrent table an --append refills would crawl (its clusters grow as
-// 1 / (1 - fill)^2), and Theorem 2's bound needs a remainder bit more.
-inline constexpr double min_fill = 0.25, max_fill = 0.95, default_fill = 0.95;
-
-// --expected: at most what the expandable filter's first level can be planned for (2^36 canonical
-// slots at its 0.9 growth fill, ~61.8 G distinct k-mers, ~20 human genomes); every other filter
-// would need more than 100 GB there. The bound's one home: run_index refuses more with a usage
-// error (exit 2), before any filter is planned or allocated.
-inline constexpr uint64_t max_expected = (uint64_t{1} << 36) / 10 * 9;
 
 struct index_options {
     std::vector<std::string> references;  // FASTA/FASTQ/GenBank/EMBL, compressed or not, or "-"
     std::string output;                   // the index file
-    unsigned k = 31;
-    unsigned threads = 0;    // 0: all cores
-    double fpr = 0.001;      // false-positive bound per k-mer
+    unsigned k = 31;                      // min_k .. max_k
+    unsigned threads = 0;                 // 0: all cores
+    double fpr = 0.001;                   // false-positive bound per k-mer
     bool fpr_given = false;  // --fpr was on the command line (else a filter may raise it)
     std::string filter = "expandable";
     bool cascading = false;      // expandable filter: cascading inserts (bench/qf/GROWING.md)

@@ -654,17 +654,7 @@ void build_index(index_options const& given, unsigned threads) {
 
 void run_index(index_options const& given) {
     index_options o = given;
-    if (o.k < 1 || o.k > 32)
-        throw usage_error("-k must be between 1 and 32, not " + std::to_string(o.k));
-    if (!(o.fpr > 0 && o.fpr <= 0.5))
-        throw usage_error("--fpr must be in (0, 0.5], not " + std::to_string(o.fpr));
-    if (!(o.fill >= min_fill && o.fill <= max_fill))
-        throw usage_error("--fill must be in [" + std::to_string(min_fill) + ", " +
-                          std::to_string(max_fill) + "], not " + std::to_string(o.fill));
-    if (o.expected > max_expected)
-        throw usage_error("--expected " + std::to_string(o.expected) +
-                          " is more than qmer indexes (" + std::to_string(max_expected) +
-                          " distinct k-mers)");
+    check_index_parameters(o.k, o.fpr, o.fill, o.expected);  // core/bounds.hpp
     filter_kind const kind = parse_filter_kind(o.filter);
     // A filter whose false-positive rate is fixed (cuckoo) gets its best one when the user named
     // none; a --fpr it cannot honour stays an error (its codec says so).

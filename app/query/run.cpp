@@ -290,17 +290,7 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
     if (panel_form) {
         rule_text = panel_verdict_text(prule);
     } else {
-        verdict_rule const rule = rule_for(o, first_header.fpr);
-        rule_text =
-            rule.is_default()
-                ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
-                      std::to_string(first_header.fpr) + ")"
-                : std::string("hits >= ") + std::to_string(std::max<int64_t>(o.min_hits, 0)) +
-                      " and containment >= " + std::to_string(std::max(o.min_containment, 0.0));
-        if (o.quick)
-            rule_text +=
-                "; --quick: a read's lookups stop once it has the hits to match, so matched "
-                "reads' kmers and hits count only the k-mers looked up";
+        rule_text = rule_for(o, first_header.fpr).describe(o.quick);
     }
 
     std::vector<index_description> described;

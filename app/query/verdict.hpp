@@ -5,7 +5,7 @@
 // alone reaches with probability at most `tail` (1e-5): with n k-mers and a per-k-mer
 // false-positive rate p, chance hits follow Binomial(n, p), so t = min{t : P(Binomial(n, p) >= t)
 // <= tail}. Reasoning: an exact k-mer set has p = 0, so t = 1 and the rule is "one shared k-mer",
-// the rule of BBDuk and ANCHORS.md; a filter with p > 0 raises t just enough that its false
+// the rule of BBDuk (bench/BASELINES.md); a filter with p > 0 raises t just enough that its false
 // positives add at most ~1e-5 of reads to the calls (0.001 percentage points), while a read with
 // sequencing errors still keeps most of its hits (one error removes at most k of them). For 150 bp
 // reads (120 31-mers) at p = 0.001: t = 4; for a 1 Mbp read, t = 1,139 (chance_threshold() works in
@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace qmer::app {
@@ -99,6 +100,22 @@ struct verdict_rule {
             static_cast<double>(hits) < min_containment * static_cast<double>(kmers))
             return false;
         return hits > 0 || (min_hits == 0 && min_containment <= 0);
+    }
+
+    // The rule in words, for the TSV preamble and the JSON summary: what matches() decides. With
+    // `quick`, how --quick changes the counts (the rule itself is the same).
+    std::string describe(bool quick) const {
+        std::string text =
+            is_default()
+                ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
+                      std::to_string(kmer_fpr) + ")"
+                : std::string("hits >= ") + std::to_string(std::max<int64_t>(min_hits, 0)) +
+                      " and containment >= " + std::to_string(std::max(min_containment, 0.0));
+        if (quick)
+            text +=
+                "; --quick: a read's lookups stop once it has the hits to match, so matched "
+                "reads' kmers and hits count only the k-mers looked up";
+        return text;
     }
 
     // --quick: the hits after which a read with at most max_kmers k-mers matches whatever its

@@ -1,5 +1,6 @@
 #pragma once
-// The locked bit sets of seed 002, for bench/filters/bitset_bench.cpp only (qmer's bit set is the
+// The locked bit sets of the blog post "Write your own concurrent Java BitSet with blackjack and
+// thread safety", for bench/filters/bitset_bench.cpp only (qmer's bit set is the
 // lock-free core/bitset/atomic_bitset.hpp). Plain uint64_t words behind:
 //   mutex_bitset     one std::mutex around every operation ("synchronized")
 //   rwlock_bitset    one std::shared_mutex: get() shares it, set/clear/flip take it exclusively
@@ -67,7 +68,7 @@ class rwlock_bitset {
 
 class striped_bitset {
   public:
-    // `words_per_stripe` words share one lock; the seed's segments.
+    // `words_per_stripe` words share one lock; the post's segments.
     explicit striped_bitset(size_t bits, size_t words_per_stripe = 8)
         : words_((bits + 63) / 64),
           per_stripe_(words_per_stripe),

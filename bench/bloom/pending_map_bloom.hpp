@@ -1,14 +1,15 @@
 #pragma once
-// Seed 000's "semi-concurrent" Bloom filter, for bench/filters/bloom_cuckoo_bench.cpp only: the
-// baseline qmer's lock-free core/bloom/bloom_filter.hpp is measured against. A plain (non-atomic)
-// Bloom filter published through an atomic shared pointer, plus a concurrent set of pending inserts
-// (the seed's ConcurrentHashMap; here 64 mutex-striped std::unordered_set shards). insert() puts a
-// key the published filter does not hold into the pending set; every `compact_every` pending
-// inserts, the inserting thread copies the whole bit array, adds the pending keys it saw, and CASes
-// the copy in; only if the CAS wins does it remove those keys from the pending set (so a key is
-// always in the set or in the published filter, and contains() checks the set first, then the
-// filter). std::shared_ptr frees a replaced filter when its last reader lets go (Java's GC in the
-// seed). Probes are bloom_filter's (same m, k, double hashing), so FPRs compare.
+// The "semi-concurrent" Bloom filter of a blog post (Guava's BloomFilter plus a ConcurrentHashMap),
+// for bench/filters/bloom_cuckoo_bench.cpp only: the baseline qmer's lock-free
+// core/bloom/bloom_filter.hpp is measured against. A plain (non-atomic) Bloom filter published
+// through an atomic shared pointer, plus a concurrent set of pending inserts (the post's
+// ConcurrentHashMap; here 64 mutex-striped std::unordered_set shards). insert() puts a key the
+// published filter does not hold into the pending set; every `compact_every` pending inserts, the
+// inserting thread copies the whole bit array, adds the pending keys it saw, and CASes the copy in;
+// only if the CAS wins does it remove those keys from the pending set (so a key is always in the
+// set or in the published filter, and contains() checks the set first, then the filter).
+// std::shared_ptr frees a replaced filter when its last reader lets go (Java's GC in the seed).
+// Probes are bloom_filter's (same m, k, double hashing), so FPRs compare.
 //
 // Memory: the bit array, the pending set, and during each compaction a second copy of the array.
 
@@ -42,7 +43,7 @@ class pending_map_bloom {
             if (!s.keys.insert(h).second) return insert_result::already_present;
         }
         size_.fetch_add(1, std::memory_order_relaxed);
-        // As the seed: compact when the count since the last compaction hits a multiple.
+        // As the post: compact when the count since the last compaction hits a multiple.
         int64_t const n = since_compact_.fetch_add(1, std::memory_order_acq_rel) + 1;
         if (n > 0 && n % static_cast<int64_t>(compact_every_) == 0) compact();
         return insert_result::inserted;
@@ -103,7 +104,7 @@ class pending_map_bloom {
     shard& shard_of(uint64_t h) const { return shards_[h >> 58]; }
 
     void compact() {
-        std::vector<uint64_t> moving;  // the seed bounds this to the set's size when it started
+        std::vector<uint64_t> moving;  // the post bounds this to the set's size when it started
         for (auto& s : shards_) {
             std::lock_guard lock(s.mutex);
             moving.insert(moving.end(), s.keys.begin(), s.keys.end());

@@ -1,11 +1,12 @@
-// Seed 002's four-way comparison of concurrent bit sets: lock-free (core/bitset/atomic_bitset.hpp)
+// The four-way comparison of the blog post "Write your own concurrent Java BitSet with blackjack
+// and thread safety" of concurrent bit sets: lock-free (core/bitset/atomic_bitset.hpp)
 // against one mutex, one read-write lock and striped read-write locks (bench/bitset/
 // locked_bitsets.hpp). A documented harness, not Google Benchmark: all variants run in one process,
 // interleaved round by round, so their ratios compare like with like on a shared machine.
 //
-// Workload (the seed's mixed getters and setters): T threads (1, 2, 8) each run `ops` operations on
+// Workload (the post's mixed getters and setters): T threads (1, 2, 8) each run `ops` operations on
 // uniformly random bits, alternating get and set (50/50), on a small set (1,024 bits = 16 words:
-// every thread hits the same cache lines, the seed's contended case) and a large one (2^24 bits =
+// every thread hits the same cache lines, the post's contended case) and a large one (2^24 bits =
 // 2 MiB: little contention, memory-bound). Each configuration runs 3 rounds; the fastest counts.
 // Prints CSV rows filter,threads,fill_or_n,op,mops,bits_per_element,fpr (fill_or_n = bits in the
 // set; the last two columns are empty here) plus a ratio to the lock-free set, to stdout and to

@@ -1,4 +1,4 @@
-// The Bloom filters and the cuckoo filter of qmer side by side with seed 000's pending-map Bloom
+// The Bloom filters and the cuckoo filter of qmer side by side with a blog post's pending-map Bloom
 // filter (bench/bloom/pending_map_bloom.hpp), at the same false-positive rate. A documented
 // harness, not Google Benchmark: each filter must be filled before its queries are timed, and all
 // filters run in one process so their ratios compare like with like on a shared machine.

@@ -35,7 +35,7 @@ def plot_bitset(results):
         ax.set_title(f"{size:,} bits, 50% get / 50% set")
         ax.set_ylabel("Mops/s (all threads)")
     axes[0].legend()
-    fig.suptitle("Concurrent bit sets (seed 002's four-way comparison), 2-vCPU Xeon")
+    fig.suptitle("Concurrent bit sets (a blog post's four-way comparison), 2-vCPU Xeon")
     fig.tight_layout()
     fig.savefig(os.path.join(results, "bitset.png"), dpi=110)
 
@@ -65,7 +65,7 @@ def plot_filters(results):
                 ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("bits per element (1 thread)")
     ax.tick_params(axis="x", labelrotation=20)
-    fig.suptitle("Bloom and cuckoo filters vs seed 000's pending-map Bloom filter, same target FPR")
+    fig.suptitle("Bloom and cuckoo filters vs a blog post's pending-map Bloom filter, same target FPR")
     fig.tight_layout()
     fig.savefig(os.path.join(results, "bloom_cuckoo.png"), dpi=110)
 

@@ -91,7 +91,7 @@ exact=$work/bin/exact_check
 # ---------------------------------------------------------------- 3. data
 ex=/usr/share/doc
 # "big": every complete bacterial genome of the example packages (assembled contigs left out,
-# they repeat the references), as ANCHORS.md's "big": many strains of few species.
+# they repeat the references), as bench/BASELINES.md's "big": many strains of few species.
 big_sources=(
     "$ex"/kleborate/examples/data/{Klebs_HS11286,Klebs_Kp1084,MGH78578,NTUH-K2044}.fna.xz
     "$ex"/kaptive/examples/{exact_match,fragmented_assembly,inexact_match,very_poor_match}.fasta.gz
@@ -134,7 +134,7 @@ simulate() {  # name genome seed
         bgzip -@ "$threads" -c "$reads_dir/$name.fq" > "$reads_dir/$name.bgzf.fq.gz.tmp"
         mv "$reads_dir/$name.bgzf.fq.gz.tmp" "$reads_dir/$name.bgzf.fq.gz"
     fi
-    # The first nfilter reads, for kmc_tools filter (7-14 k reads/s in ANCHORS.md: too slow for all).
+    # The first nfilter reads, for kmc_tools filter (7-14 k reads/s in bench/BASELINES.md: too slow for all).
     if [[ ! -s "$reads_dir/$name.sub$nfilter.fq" ]]; then
         head -n $((4 * nfilter)) "$reads_dir/$name.fq" > "$reads_dir/$name.sub$nfilter.fq"
     fi

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots bench/qf/results/growing.csv (written by qf_growing_bench) into growing.png next to it.
 
-Seed 001's Figure 3 at this machine's scale: per segment of inserts, the insert time, successful and
+Figure 3 of Maier, Sanders, Williger (SEA 2020) at this machine's scale: per segment of inserts, the insert time, successful and
 unsuccessful query throughput, the measured false-positive rate, and the memory per key, for each
 filter (colour) and thread count (line style).
 

@@ -1,4 +1,5 @@
-// The quotient filter family side by side: seed 001 section 5's experiments at this machine's
+// The quotient filter family side by side: the experiments of Maier, Sanders, Williger (SEA 2020,
+// section 5) at this machine's
 // scale. A documented harness (not Google Benchmark: each experiment needs a table filled to a
 // given degree before it measures, and all filters must run in one process so ratios compare like
 // with like). Writes CSV into the folder given by --out (default bench/qf/results):
@@ -37,10 +38,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench/qf/two_status_bit.hpp"
 #include "core/qf/externally_locked.hpp"
 #include "core/qf/linear_probing.hpp"
 #include "core/qf/sequential.hpp"
-#include "core/qf/two_status_bit.hpp"
 #if __has_include("core/qf/locally_locked.hpp")
 #include "bench/qf/harness.hpp"
 #include "core/qf/locally_locked.hpp"

@@ -1,11 +1,12 @@
 #pragma once
-// A lock-free concurrent bit set over 64-bit atomic words (seed 002, approach 4), and the aligned,
+// A lock-free concurrent bit set over 64-bit atomic words (approach 4 of the blog post
+// "Write your own concurrent Java BitSet with blackjack and thread safety"), and the aligned,
 // huge-page-advised word array it (and the cuckoo filter) stores its state in.
 //
 // Thread safety: every member except the constructors, the destructor and store_words() may be
 // called from any number of threads at once. Each operation touches exactly one word with one
 // atomic instruction (a load, or one fetch_or / fetch_and / fetch_xor), so operations on different
-// bits of the same word never lose each other's updates (the seed's neighbouring-bit race) and no
+// bits of the same word never lose each other's updates (that post's neighbouring-bit race) and no
 // operation ever waits for another: the bit set is wait-free, not only lock-free.
 //
 // Memory orders (DESIGN.md: acquire/release by default, each choice stated):
@@ -40,8 +41,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "qmer needs lock-free 
 
 // An array of std::atomic<uint64_t>, zero-initialised, aligned to a 64-byte cache line, and for
 // arrays of 2 MiB or more aligned to 2 MiB and advised MADV_HUGEPAGE before the first touch. Random
-// access into a large filter is bound by TLB misses with 4 KiB pages (ANCHORS.md: random rates drop
-// by a third and latency nearly doubles), so large filters ask for transparent huge pages.
+// access into a large filter is bound by TLB misses with 4 KiB pages (random rates drop by a third
+// and latency nearly doubles: bench/BASELINES.md), so large filters ask for transparent huge pages.
 class atomic_word_array {
   public:
     static constexpr size_t cache_line = 64;

@@ -1,9 +1,10 @@
 #pragma once
-// A lock-free Bloom filter over qmer::atomic_bitset: qmer's answer to seed 000, which asks for a
-// concurrent Bloom filter and settles for a Bloom filter plus a map of pending inserts compacted by
-// copy-and-CAS (kept as the benchmark baseline in bench/bloom/pending_map_bloom.hpp). Here every
-// insert sets its bits in place with atomic fetch_or, so there is no side map, no copy and no
-// allocation after construction, and memory is fixed.
+// A lock-free Bloom filter over qmer::atomic_bitset: qmer's answer to a blog post ("a
+// semi-concurrent Bloom filter" over Guava's BloomFilter) that asks for a concurrent Bloom filter
+// and settles for a Bloom filter plus a map of pending inserts compacted by copy-and-CAS (kept as
+// the benchmark baseline in bench/bloom/pending_map_bloom.hpp). Here every insert sets its bits in
+// place with atomic fetch_or, so there is no side map, no copy and no allocation after
+// construction, and memory is fixed.
 //
 // Contract (core/filter/filter.hpp): insert() and contains() may run concurrently from any number
 // of threads. Bits are only ever set, never cleared, so once insert(h) has returned, every

@@ -1,7 +1,8 @@
 #pragma once
-// A lock-free concurrent cuckoo filter (seed 003: Wang et al., "Lock-free concurrent cuckoo
-// filter", Journal of Software 2025 no. 7): buckets of 4 fingerprints, partial-key cuckoo hashing
-// (i2 = i1 XOR h(f), Fan et al. 2014), a migration counter per bucket, and the two-phase query.
+// A lock-free concurrent cuckoo filter (Wang et al., "Lock-free concurrent cuckoo
+// filter", Journal of Software (Ruan Jian Xue Bao) 2025 no. 7): buckets of 4 fingerprints,
+// partial-key cuckoo hashing (i2 = i1 XOR h(f), Fan et al. 2014), a migration counter per bucket,
+// and the two-phase query.
 //
 // Bucket word (one std::atomic<uint64_t>, read with one load, changed with one CAS):
 //   bits  0-11, 12-23, 24-35, 36-47   four 12-bit fingerprints, 0 = empty slot
@@ -39,13 +40,13 @@
 // 1 and 3 (f appeared, then left) and B2 at least twice between reads 2 and 4: t1' - t1 >= 2 and
 // t2' - t2 >= 2. Whenever both hold the query retries; when either fails, the miss is impossible
 // and "absent" is right. A retry needs four changes by other threads, so some thread always makes
-// progress (lock-free, the seed's property 7).
+// progress (lock-free, the paper's property 7).
 //
-// Departure from the seed: its condition also requires t2' >= t1 + 3, which compares the counters
+// Departure from the paper: its condition also requires t2' >= t1 + 3, which compares the counters
 // of two different buckets. With counters that count each bucket's own changes that clause is not
 // implied by a bounce - B1's counter can be far ahead of B2's - so adding it would turn some
 // bounces into false negatives; tests/core/cuckoo/cuckoo_filter_stress_test.cpp builds exactly such
-// a run. seed_retry_condition() keeps the seed's literal test for that demonstration; queries use
+// a run. seed_retry_condition() keeps the paper's literal test for that demonstration; queries use
 // must_retry().
 //
 // Inserts of the same element: a new fingerprint is only ever written into its element's first
@@ -152,7 +153,7 @@ class basic_cuckoo_filter {
     static bool must_retry(uint16_t t1, uint16_t t2, uint16_t t1p, uint16_t t2p) noexcept {
         return static_cast<uint16_t>(t1p - t1) >= 2 && static_cast<uint16_t>(t2p - t2) >= 2;
     }
-    // The seed's literal condition t1' >= t1+2 && t2' >= t2+2 && t2' >= t1+3 (for the test that
+    // The paper's literal condition t1' >= t1+2 && t2' >= t2+2 && t2' >= t1+3 (for the test that
     // shows why the last clause is not used).
     static bool seed_retry_condition(uint32_t t1, uint32_t t2, uint32_t t1p,
                                      uint32_t t2p) noexcept {

@@ -24,13 +24,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/bounds.hpp"
 #include "core/error.hpp"
 #include "core/kmer/encoding.hpp"
 
 namespace qmer {
-
-inline constexpr unsigned min_k = 1;
-inline constexpr unsigned max_k = 32;  // 2k bits must fit in 64
 
 // Throws usage_error unless min_k <= k <= max_k.
 constexpr void check_k(unsigned k) {

@@ -37,9 +37,8 @@
 //    whole super-k-mer). A near k-mer then matches with probability at most 2.5 2^-r in the fullest
 //    window allowed (1.2e-3 at the default r = 11) and about the plain rate on average: measured in
 //    bench/qf/LOCALITY.md. 2.5 rather than a tighter factor: window loads vary (compound Poisson),
-//    and at 1.75 even random sequence marked 7.5% of the windows, which cost a third more cache
-//    lines per read. Distinct, not positions: a panel of near-identical strains holds every k-mer
-//    several times, and counting positions marked 48% of the windows of 16 bacterial genomes.
+//    and a tighter one marks windows of random sequence too. Distinct, not positions: a panel of
+//    near-identical strains holds every k-mer several times (bench/MEASUREMENTS.md).
 //
 // No false negatives: the hash of a k-mer depends on the k-mer, the seed and the stored marks
 // only, and the query computes it the same way.

@@ -1,6 +1,8 @@
 #pragma once
-// The fully expandable quotient filter (seed 001, section 4): qmer's default filter. It needs no
-// size up front and keeps its false-positive rate under the bound p however many elements arrive.
+// The fully expandable quotient filter (Maier, Sanders, Williger,
+// "Concurrent Expandable AMQs on the Basis of Quotient Filters", SEA 2020, section 4): qmer's
+// default filter. It needs no size up front and keeps its false-positive rate under the bound p
+// however many elements arrive.
 //
 // Structure: a stack of levels, each a locally locked quotient filter (core/qf/locally_locked.hpp)
 // with bounded growing. Level i has a final size of m0 2^i canonical slots (2^(Q0 - 1) < m0 <=
@@ -96,9 +98,8 @@ struct expandable_options {
     uint64_t expected_elements = 0;               // 0: unknown (default_expected_elements)
     double max_false_positive_rate = 1.0 / 1024;  // p: the bound Theorem 2 keeps
     double grow_at = 0.9;                         // delta_grow of every level
-    // Cascading inserts + early rejection of queries. Off by default: on uniform hashes it cost
-    // 13-15% of the insert rate and 10-16% of successful queries, for the same memory and FPR
-    // (bench/qf/GROWING.md).
+    // Cascading inserts + early rejection of queries. Off by default: slower inserts and successful
+    // queries on uniform hashes, for the same memory and FPR (bench/MEASUREMENTS.md).
     bool cascading = false;
     // expected_elements is a measured estimate (qmer index counts the references' distinct
     // k-mers first), not a guess: level 0 then starts at its final size instead of 1/8 of it, so
@@ -106,13 +107,8 @@ struct expandable_options {
     bool first_level_at_final_size = false;
     // With first_level_at_final_size: level 0 gets expected / first_level_fill slots, so it ends
     // about this full (it still takes inserts up to grow_at before a level is pushed). Fuller is
-    // smaller and slower: on 33 M k-mers, 0.85 gave 19.6 bits per k-mer; 0.9 gave 18.7 bits but
-    // 1.5-2x the query time for absent k-mers of a half-full table, whose clusters are short.
+    // smaller and slower for absent k-mers (bench/MEASUREMENTS.md).
     double first_level_fill = 0.85;
-    // Query sealed lower levels without locks (locally_locked_filter::contains_final; see
-    // "Sealed levels" at the top). Ignored with cascading, whose inserts still write lower levels.
-    // A switch so the benchmark can compare both paths in one process.
-    bool lock_free_sealed_levels = true;
 };
 
 // One level, for `qmer info` and the tests.
@@ -381,7 +377,8 @@ class expandable_filter {
         validate_options(o);
         if (p[5] < 1 || p[5] > max_levels || arrays.size() != p[5] + 1)
             fail("level count does not match the arrays");
-        if (p[6] < min_final_quotient_bits || p[6] > 40 || p[7] < 1 || p[6] + p[7] > 63)
+        if (p[6] < min_final_quotient_bits || p[6] > max_quotient_bits || p[7] < 1 ||
+            p[6] + p[7] > max_fingerprint_bits)
             fail("bad first level geometry");
         uint64_t const m0 = p.size() == 9 ? p[8] : uint64_t{1} << p[6];
         if (geometry::with_slots(m0, 1).quotient_bits != p[6] || m0 % (1u << level_growths) != 0)
@@ -426,11 +423,13 @@ class expandable_filter {
     static void validate_options(expandable_options const& o) {
         if (!(o.max_false_positive_rate > 0 && o.max_false_positive_rate < 1))
             throw std::invalid_argument("expandable filter: the FPR bound must be in (0, 1)");
-        if (!(o.grow_at >= 0.25 && o.grow_at <= 0.98))
-            throw std::invalid_argument("expandable filter: delta_grow must be in [0.25, 0.98]");
-        if (!(o.first_level_fill >= 0.25 && o.first_level_fill <= o.grow_at))
-            throw std::invalid_argument(
-                "expandable filter: the first level's fill must be in [0.25, delta_grow]");
+        if (!(o.grow_at >= min_grow_at && o.grow_at <= max_grow_at))
+            throw std::invalid_argument("expandable filter: delta_grow must be in [" +
+                                        bound_text(min_grow_at) + ", " + bound_text(max_grow_at) +
+                                        "]");
+        if (!(o.first_level_fill >= min_fill && o.first_level_fill <= o.grow_at))
+            throw std::invalid_argument("expandable filter: the first level's fill must be in [" +
+                                        bound_text(min_fill) + ", delta_grow]");
     }
 
     // f_i of Theorem 2 (see top): the most elements level i can hold per canonical slot.
@@ -456,7 +455,8 @@ class expandable_filter {
     static bool level_possible(unsigned q0, unsigned r0, unsigned i) noexcept {
         // Final quotient within 2^40 slots, fingerprint within 63 bits, start slots of r + 3 + 3
         // bits within a 64-bit group.
-        return q0 + i <= 40 && q0 + r0 + 2 * i <= 63 && r0 + i + level_growths + 3 <= 64;
+        return q0 + i <= max_quotient_bits && q0 + r0 + 2 * i <= max_fingerprint_bits &&
+               r0 + i + level_growths <= max_remainder_bits;
     }
     bool level_possible(unsigned i) const { return level_possible(q0_, r0_, i); }
 
@@ -477,15 +477,16 @@ class expandable_filter {
         double const expected = static_cast<double>(
             o.expected_elements == 0 ? default_expected_elements : o.expected_elements);
         double const fill = o.first_level_at_final_size ? o.first_level_fill : o.grow_at;
-        if (expected / fill > std::ldexp(1.0, 36))
+        if (expected / fill > std::ldexp(1.0, max_planned_quotient_bits))
             throw std::invalid_argument("expandable filter: expected count too large");
         constexpr uint64_t unit = 64;
         m0 = std::max<uint64_t>(uint64_t{1} << min_final_quotient_bits,
                                 (static_cast<uint64_t>(expected / fill) / unit + 1) * unit);
         q0 = geometry::with_slots(m0, 1).quotient_bits;
-        for (r0 = 1; q0 + r0 <= 63; ++r0)
+        for (r0 = 1; q0 + r0 <= max_fingerprint_bits; ++r0)
             if (theorem2_sum(o, q0, r0, m0) <= o.max_false_positive_rate) return;
-        throw std::invalid_argument("expandable filter: the FPR bound needs more than 63 bits");
+        throw std::invalid_argument("expandable filter: the FPR bound needs more than " +
+                                    std::to_string(max_fingerprint_bits) + " bits");
     }
 
     // Level i at its final size: m0 2^i canonical slots, R0 + i remainder bits.
@@ -537,7 +538,7 @@ class expandable_filter {
     // Seals level j when a level count above j + 1 and then no writer on j are seen, in that order
     // (both seq_cst; why the order matters: see top). Idempotent; several threads may store true.
     void try_seal(unsigned j) {
-        if (options_.cascading || !options_.lock_free_sealed_levels) return;
+        if (options_.cascading) return;
         if (sealed_[j].load(std::memory_order_relaxed)) return;  // only a shortcut
         if (level_count_.load(std::memory_order_seq_cst) <= j + 1) return;
         // Summing the stripes one by one is as good as one counter: an insert that announces on a

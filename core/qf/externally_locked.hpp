@@ -1,9 +1,9 @@
 #pragma once
-// The externally locked quotient filter: the sequential quotient filter with 3 status bits (seed
-// 001 section 2, Table 1) guarded by an external array of mutexes, one per 4096 slots. It is the
-// baseline the paper's section 5 measures its locally locked and lock-free filters against ("QF
-// with external locks", ANCHORS.md), kept for that comparison; qmer indexes with the locally locked
-// filter.
+// The externally locked quotient filter: the sequential quotient filter with 3 status bits (Maier,
+// Sanders, Williger, SEA 2020, section 2, Table 1) guarded by an external array of mutexes, one per
+// 4096 slots. It is the baseline the paper's section 5 measures its locally locked and lock-free
+// filters against ("QF with external locks"; the paper code's figures: bench/BASELINES.md), kept
+// for that comparison; qmer indexes with the locally locked filter.
 //
 // Slot layout: r + 3 bits, the remainder in the high r bits and the status bits in the low 3:
 //   bit 0 occupied      (position property: some element has this slot as its canonical slot)
@@ -56,8 +56,9 @@ class externally_locked {
     externally_locked(unsigned quotient_bits, unsigned remainder_bits)
         : geo_{quotient_bits, remainder_bits} {
         geo_.validate();
-        if (remainder_bits + 3 > 64)
-            throw std::invalid_argument("externally_locked: remainder bits must be <= 61");
+        if (remainder_bits > max_remainder_bits)
+            throw std::invalid_argument("externally_locked: remainder bits must be <= " +
+                                        std::to_string(max_remainder_bits));
         slots_ = grouped_slots((size_t{1} << quotient_bits) + overflow_slots, remainder_bits + 3);
         total_ = slots_.slot_count();
         spg_ = slots_.slots_per_group();

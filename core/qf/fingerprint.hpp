@@ -5,17 +5,22 @@
 //   quotient    = fingerprint >> r        (the canonical slot, 0 .. m - 1)
 //   remainder   = fingerprint & (2^r - 1)
 // For m = 2^q this is exactly the TOP q + r bits of the hash (h >> (64 - q - r)), the layout of
-// seed 001; any other m (2^(q-1) < m < 2^q, "non-power-of-two quotient ranges") lets a table be
-// sized to its content instead of to the next power of two, which can waste almost half of it.
-// Two hashes share a fingerprint with probability 1/M, so the false-positive rate stays n / M.
+// Maier, Sanders, Williger (SEA 2020); any other m (2^(q-1) < m < 2^q, "non-power-of-two quotient
+// ranges") lets a table be sized to its content instead of to the next power of two, which can
+// waste almost half of it. Two hashes share a fingerprint with probability 1/M, so the
+// false-positive rate stays n / M.
 //
 // Taking the high bits of the product (not the low bits of h) is what makes bounded growing work
-// (DESIGN.md, seed 001 section 3.3): doubling the table (2m slots, r - 1 remainder bits) keeps M,
-// hence each element's fingerprint and identity; the remainder's top bit moves into the quotient.
+// (DESIGN.md; the SEA 2020 paper's section 3.3): doubling the table (2m slots, r - 1 remainder
+// bits) keeps M, hence each element's fingerprint and identity; the remainder's top bit moves into
+// the quotient.
 
 #include <bit>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+
+#include "core/bounds.hpp"
 
 namespace qmer::qf {
 
@@ -81,10 +86,12 @@ struct geometry {
     // q in 1..40 (2^40 slots is far beyond any machine here), r in 1..(63 - q) so q + r <= 63 and
     // M < 2^63; slots, when set, strictly between 2^(q-1) and 2^q.
     void validate() const {
-        if (quotient_bits < 1 || quotient_bits > 40)
-            throw std::invalid_argument("quotient filter: quotient bits must be in 1..40");
-        if (remainder_bits < 1 || quotient_bits + remainder_bits > 63)
-            throw std::invalid_argument("quotient filter: remainder bits must be in 1..(63 - q)");
+        if (quotient_bits < 1 || quotient_bits > max_quotient_bits)
+            throw std::invalid_argument("quotient filter: quotient bits must be in 1.." +
+                                        std::to_string(max_quotient_bits));
+        if (remainder_bits < 1 || quotient_bits + remainder_bits > max_fingerprint_bits)
+            throw std::invalid_argument("quotient filter: remainder bits must be in 1..(" +
+                                        std::to_string(max_fingerprint_bits) + " - q)");
         if (slots != 0 && (slots <= (uint64_t{1} << (quotient_bits - 1)) ||
                            slots >= (uint64_t{1} << quotient_bits)))
             throw std::invalid_argument(

@@ -50,6 +50,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/bounds.hpp"
 #include "core/filter/filter.hpp"
 #include "core/qf/slot_storage.hpp"
 
@@ -132,8 +133,9 @@ class linear_probing {
 
     linear_probing(unsigned quotient_bits, unsigned remainder_bits)
         : q_(quotient_bits), r_(remainder_bits), slot_bits_(remainder_bits + 3) {
-        if (quotient_bits < 1 || quotient_bits > 40)
-            throw std::invalid_argument("linear_probing: quotient bits must be in 1..40");
+        if (quotient_bits < 1 || quotient_bits > max_quotient_bits)
+            throw std::invalid_argument("linear_probing: quotient bits must be in 1.." +
+                                        std::to_string(max_quotient_bits));
         if (remainder_bits < 1 || quotient_bits + remainder_bits + 3 > 64)
             throw std::invalid_argument(
                 "linear_probing: need remainder bits >= 1 and quotient + remainder + 3 <= 64");

@@ -1,6 +1,7 @@
 #pragma once
-// The concurrent quotient filter with local locking (seed 001, section 3.2, Algorithm 1), with
-// optional bounded growing ("Growing concurrently", end of section 3.2).
+// The concurrent quotient filter with local locking (Maier, Sanders, Williger,
+// "Concurrent Expandable AMQs on the Basis of Quotient Filters", SEA 2020, section 3.2, Algorithm
+// 1), with optional bounded growing ("Growing concurrently", end of section 3.2).
 //
 // Concurrency: insert, contains, remove, try_insert_into_empty_canonical, canonical_slot_empty and
 // prefetch are safe from any number of threads at once. for_each_fingerprint, groups(),
@@ -84,7 +85,7 @@ struct growing_policy {
     double grow_at = 0.9;  // delta_grow: fill of the canonical slots that triggers a doubling
     // No doubling past 2^max_quotient_bits canonical slots: the level of an expandable filter
     // (core/qf/expandable.hpp) stops at its final size, where `full` (or its owner) takes over.
-    unsigned max_quotient_bits = 40;
+    unsigned max_quotient_bits = qf::max_quotient_bits;
 };
 
 namespace ll {
@@ -355,11 +356,9 @@ class locally_locked_filter {
         size_t const g = t->lanes.group_of(t->g.quotient(h));
         auto const* groups = t->slots.groups().data();
         __builtin_prefetch(groups + g, 0, 3);
-        // The cache line before too: in a full table (85% at the default --fill) most queries
-        // walk left from their canonical slot to the cluster start, often into the line before
-        // (perf: 21% of contains_final waited on that load). 1 M reads, 1 thread: --quick
-        // negatives 12.3-13.9 -> 10.5-12.3 s, full lookups of positives 16.4-18.8 -> 13.6 s; a
-        // half-full table unchanged. The line after (the forward run search) showed no gain.
+        // The cache line before too: in a full table most queries walk left from their canonical
+        // slot to the cluster start, often into the line before. The line after (the forward run
+        // search) showed no gain (bench/MEASUREMENTS.md).
         if (g >= 8) __builtin_prefetch(groups + g - 8, 0, 3);
     }
 
@@ -458,7 +457,7 @@ class locally_locked_filter {
 
     bool can_grow(ll::table const& t) const noexcept {
         return policy_.enabled && t.g.remainder_bits >= 2 &&
-               t.g.quotient_bits < std::min(40u, policy_.max_quotient_bits);
+               t.g.quotient_bits < std::min(qf::max_quotient_bits, policy_.max_quotient_bits);
     }
 
     void after_insert(ll::table* t) {

@@ -6,13 +6,13 @@
 // Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of core/qf/fingerprint.hpp,
 // and with each block sized to one cache line.
 //
-// Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, seed 001's Algorithm 1)
-// mark each slot with occupied/continuation/shifted bits, so a query must walk back to its cluster
-// start to learn which run is its quotient's, and that walk grows with the fill (at 95% fill,
-// clusters are hundreds of slots long). Here each block carries an offset, so a query finds its
-// run from its own block: one rank and one select, whatever the fill. A table nobody writes any
-// more (a level of a built index) needs none of the concurrent layout's lock states, so it is
-// stored in this form.
+// Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, Algorithm 1 of Maier,
+// Sanders, Williger, SEA 2020) mark each slot with occupied/continuation/shifted bits, so a query
+// must walk back to its cluster start to learn which run is its quotient's, and that walk grows
+// with the fill (at 95% fill, clusters are hundreds of slots long). Here each block carries an
+// offset, so a query finds its run from its own block: one rank and one select, whatever the fill.
+// A table nobody writes any more (a level of a built index) needs none of the concurrent layout's
+// lock states, so it is stored in this form.
 //
 // Slot positions are the same as in the sequential layout (core/qf/sequential.hpp): fingerprints
 // in increasing order, each at the first free slot at or after its quotient, m canonical slots
@@ -93,9 +93,10 @@ struct shape {
     // r in 1..61 (a fingerprint of at most 63 bits with q >= 1), canonical slots at most 2^40
     // and no more than the total, which holds at most 2^41 slots. Throws std::invalid_argument.
     void validate() const {
-        if (remainder_bits < 1 || remainder_bits > 61)
-            throw std::invalid_argument("rank-select table: remainder bits must be in 1..61");
-        if (canonical_slots < 1 || canonical_slots > (uint64_t{1} << 40))
+        if (remainder_bits < 1 || remainder_bits > max_remainder_bits)
+            throw std::invalid_argument("rank-select table: remainder bits must be in 1.." +
+                                        std::to_string(max_remainder_bits));
+        if (canonical_slots < 1 || canonical_slots > (uint64_t{1} << max_quotient_bits))
             throw std::invalid_argument("rank-select table: bad canonical slot count");
         if (total_slots < canonical_slots || total_slots > (uint64_t{1} << 41))
             throw std::invalid_argument("rank-select table: bad total slot count");
@@ -193,7 +194,7 @@ class rank_select_table {
     size_t size() const noexcept { return elements_; }
     size_t capacity() const noexcept { return static_cast<size_t>(shape_.canonical_slots); }
     size_t memory_bytes() const noexcept { return words_.size_bytes(); }
-    // n stored fingerprints out of M = m 2^r (seed 001, section 2).
+    // n stored fingerprints out of M = m 2^r (Maier, Sanders, Williger, SEA 2020, section 2).
     double false_positive_rate() const noexcept {
         return -std::expm1(static_cast<double>(elements_) *
                            std::log1p(-1.0 / static_cast<double>(geometry_.fingerprint_space())));

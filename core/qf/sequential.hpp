@@ -1,6 +1,7 @@
 #pragma once
-// The sequential quotient filter with 3 status bits (seed 001, section 2 and Table 1): the
-// reference every other quotient filter is tested against, written for obviousness rather than
+// The sequential quotient filter with 3 status bits (Maier, Sanders, Williger,
+// "Concurrent Expandable AMQs on the Basis of Quotient Filters", SEA 2020, section 2 and Table 1):
+// the reference every other quotient filter is tested against, written for obviousness rather than
 // speed.
 //
 // NOT thread-safe: no two calls may overlap unless all of them are const.

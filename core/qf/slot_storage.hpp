@@ -12,8 +12,7 @@
 //
 // Memory: the group array is 64-byte aligned (a cache line holds 8 whole groups, so a prefetch of a
 // group brings its neighbours), zero-initialised, and tables of 2 MiB or more ask the kernel for
-// transparent huge pages: ANCHORS.md measured 4 KiB pages costing a third of the random-access
-// rate.
+// transparent huge pages: 4 KiB pages cost a third of the random-access rate (bench/BASELINES.md).
 
 #include <sys/mman.h>
 

@@ -29,9 +29,8 @@
 // Empty slots are recognised by their status bits (000), as the filters recognise them; their
 // remainder bits are not looked at (nothing reads them).
 //
-// Cost: one pass over the words a 64-bit group at a time, no allocation (measured, 2 vCPU Xeon @
-// 2.5 GHz: ~13 ns of CPU per word, 0.22 s for the 130 MiB index of bench/peers, whose load
-// otherwise costs ~0.3 s; a query of a million reads takes seconds). Only a table that fails is
+// Cost: one pass over the words a 64-bit group at a time, no allocation (less than loading the
+// index costs otherwise: bench/MEASUREMENTS.md). Only a table that fails is
 // walked again slot by slot, for the reason. core does no I/O, so the reason comes back as a
 // string for the caller to report.
 
@@ -169,10 +168,10 @@ inline std::string explain(std::span<uint64_t const> words, table_shape shape, s
 }
 
 // Whether the slots pass every check (after check_shape); `explain` says which one failed. The
-// hot path of loading an index, so it works a group (64-bit word) at a time: a slot at a time, with
-// a data-dependent branch per slot, it cost 2x the rest of loading a 130 MiB index (measured: the
-// check was 68% of `qmer query`'s time on one read). Lane masks as in core/qf/sequential.hpp's
-// scan::layout: bit 0 of each lane, S/C/O the shifted/continuation/occupied bits moved there.
+// hot path of loading an index, so it works a group (64-bit word) at a time, not a slot at a time
+// with a data-dependent branch per slot (bench/MEASUREMENTS.md). Lane masks as in
+// core/qf/sequential.hpp's scan::layout: bit 0 of each lane, S/C/O the
+// shifted/continuation/occupied bits moved there.
 //
 // The cluster rules use one number, x = (occupied slots) - (runs begun) over the open cluster's
 // slots before the current one. A run beginning at a shifted slot i is run number (runs begun

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace {
@@ -172,6 +173,23 @@ TEST(verdict, table_answers_as_the_rule) {
             }
         }
     }
+}
+
+// The rule says what it decides: the text written to the TSV preamble and the summary.
+TEST(verdict, describes_itself) {
+    verdict_rule rule;
+    rule.kmer_fpr = 0.001;
+    EXPECT_EQ(rule.describe(false),
+              "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = 0.001000)");
+    rule.min_hits = 3;
+    EXPECT_EQ(rule.describe(false), "hits >= 3 and containment >= 0.000000");
+    rule.min_hits = -1;
+    rule.min_containment = 0.5;
+    EXPECT_EQ(rule.describe(false), "hits >= 0 and containment >= 0.500000");
+    std::string const quick = rule.describe(true);
+    EXPECT_EQ(quick.rfind("hits >= 0 and containment >= 0.500000; --quick: ", 0), 0u) << quick;
+    // The default text's tail is the rule's.
+    EXPECT_EQ(verdict_rule{}.tail, 1e-5);
 }
 
 }  // namespace

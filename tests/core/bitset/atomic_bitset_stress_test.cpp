@@ -1,4 +1,5 @@
-// The seed's race test for qmer::atomic_bitset and a many-thread flip test. A bit set built on
+// The race test of the blog post "Write your own concurrent Java BitSet with blackjack and thread
+// safety" for qmer::atomic_bitset and a many-thread flip test. A bit set built on
 // plain read-modify-write of words fails both (a lost update clears a neighbour's bit or cancels a
 // flip); one atomic RMW per operation passes them.
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@ constexpr int race_rounds = 100000;
 
 namespace {
 
-// Seed 002's correctness test: two threads set neighbouring bits 1 and 2 of the same word at the
+// That post's correctness test: two threads set neighbouring bits 1 and 2 of the same word at the
 // same moment, on a fresh set, repeated 10^5 times; both bits must be set every time. The threads
 // are started once and meet at a barrier per round (spawning 2 * 10^5 threads would measure the
 // scheduler, not the race).

@@ -49,7 +49,7 @@ namespace {
 //   Q reads B1 (f in B2) | M: B2->B1 | Q reads B2 | M: B1->B2 | Q reads B1 | M: B2->B1 | Q reads B2
 // Every read misses f. The counters show the bounce and Q must retry; after `rounds` rounds M stops
 // and Q must answer true. Each move bumps both buckets' counters, so with B1's counter ahead of
-// B2's, the seed's extra clause t2' >= t1 + 3 would have answered a false negative: checked too.
+// B2's, the paper's extra clause t2' >= t1 + 3 would have answered a false negative: checked too.
 struct bounce_hook {
     static inline std::atomic<int> turn{0};  // even: Q runs; odd: M owes one move
     static inline std::atomic<bool> armed{false};
@@ -110,7 +110,7 @@ TEST(cuckoo_bouncing, two_phase_query_retries_and_finds_a_bouncing_fingerprint) 
         uint16_t const t1 = filter::counter(w[0]), t2 = filter::counter(w[1]);
         uint16_t const t1p = filter::counter(w[2]), t2p = filter::counter(w[3]);
         EXPECT_TRUE(filter::must_retry(t1, t2, t1p, t2p));
-        // The seed's literal condition would have stopped here and answered "absent".
+        // The paper's literal condition would have stopped here and answered "absent".
         EXPECT_FALSE(filter::seed_retry_condition(t1, t2, t1p, t2p))
             << t1 << " " << t2 << " " << t1p << " " << t2p;
     }

@@ -1,8 +1,8 @@
 // The fingerprint mapping of core/qf/fingerprint.hpp: for 2^q slots it is the top q + r bits of
-// the hash (the layout of seed 001 and of every index written before non-power-of-two slot
-// counts); for any slot count the quotient stays in range, fingerprints are monotonic in the hash
-// (the order a quotient filter and a sorted build rely on), bounded growing keeps them, and
-// hash_of_fingerprint inverts them.
+// the hash (the layout of Maier, Sanders, Williger, SEA 2020, and of every index written before
+// non-power-of-two slot counts); for any slot count the quotient stays in range, fingerprints are
+// monotonic in the hash (the order a quotient filter and a sorted build rely on), bounded growing
+// keeps them, and hash_of_fingerprint inverts them.
 
 #include "core/qf/fingerprint.hpp"
 

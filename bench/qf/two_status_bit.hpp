@@ -3,7 +3,8 @@
 // not safe to call from two threads at once, not even insert with contains (section 3.2 shows why
 // its concurrent form is impractical: a read lock must CAS two neighbouring slots that may sit in
 // different words). It breaks DESIGN.md's "safe from any number of threads" rule on purpose and is
-// not offered to app/; it is here to be measured beside the 3-bit filter.
+// not offered to app/; it lives in bench/ to be measured beside the 3-bit filter
+// (bench/qf/qf_bench.cpp) and is tested by tests/bench/qf/two_status_bit_test.cpp.
 //
 // Remainders are never zero, so an empty slot is told apart by its remainder alone and the
 // "shifted" status bit of Table 1 is dropped. A slot is r + 2 bits: the remainder in the high r

@@ -1,4 +1,4 @@
-#include "core/qf/two_status_bit.hpp"
+#include "bench/qf/two_status_bit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,96 @@
+// The text `qmer query` writes (app/query/report.hpp): JSON string escaping, the per-read TSV
+// line, FASTQ/FASTA records, the preamble and the summary's escaping of file names.
+
+#include "app/query/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace qmer::app;
+
+TEST(json_string, quotes_backslashes_and_named_controls) {
+    EXPECT_EQ(json_string(""), "\"\"");
+    EXPECT_EQ(json_string("plain.fq.gz"), "\"plain.fq.gz\"");
+    EXPECT_EQ(json_string("a\"b"), "\"a\\\"b\"");
+    EXPECT_EQ(json_string("a\\b"), "\"a\\\\b\"");
+    EXPECT_EQ(json_string("a\nb\tc\rd"), "\"a\\nb\\tc\\rd\"");
+}
+
+TEST(json_string, other_control_bytes_become_u_escapes) {
+    EXPECT_EQ(json_string(std::string("\x01", 1)), "\"\\u0001\"");
+    EXPECT_EQ(json_string(std::string("\x1f", 1)), "\"\\u001f\"");
+    EXPECT_EQ(json_string(std::string("a\0b", 3)), "\"a\\u0000b\"");
+    EXPECT_EQ(json_string("\b\f"), "\"\\u0008\\u000c\"");
+    // DEL is not a control character for JSON: it stays as it is.
+    EXPECT_EQ(json_string("\x7f"), "\"\x7f\"");
+}
+
+TEST(json_string, bytes_from_0x80_are_copied_as_they_are) {
+    // UTF-8 passes through unchanged; a byte that is not UTF-8 does too (README, Limitations:
+    // such a file name makes invalid JSON).
+    EXPECT_EQ(json_string("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+    EXPECT_EQ(json_string("caf\xe9"), "\"caf\xe9\"");
+    EXPECT_EQ(json_string("\xff\x80"), "\"\xff\x80\"");
+}
+
+TEST(tsv, one_line_per_read_with_four_decimals) {
+    std::string out;
+    append_tsv_line(out, "read/1", 120, 30, true);
+    append_tsv_line(out, "r2", 0, 0, false);
+    append_tsv_line(out, "r3", 3, 2, false);
+    EXPECT_EQ(out, "read/1\t120\t30\t0.2500\t1\nr2\t0\t0\t0.0000\t0\nr3\t3\t2\t0.6667\t0\n");
+}
+
+TEST(tsv, preamble_records_index_reads_and_rule) {
+    index_description index;
+    index.path = "lambda.qmer";
+    index.k = 31;
+    index.filter = "expandable";
+    index.fpr = 0.001;
+    index.elements = 48502;
+    std::string const p = tsv_preamble(index, "hits >= 4", {"a.fq", "b.fq"});
+    EXPECT_EQ(p.rfind("# qmer ", 0), 0u);
+    EXPECT_NE(p.find("# index: lambda.qmer (k = 31, filter = expandable, fpr = 0.001, "
+                     "k-mers = 48502)\n"),
+              std::string::npos);
+    EXPECT_NE(p.find("# reads: a.fq b.fq\n# verdict: hits >= 4\n"), std::string::npos);
+    EXPECT_TRUE(p.ends_with("read_id\tkmers\thits\tcontainment\tmatch\n"));
+}
+
+TEST(records, fastq_with_quality_fasta_without) {
+    qmer::io::sequence_record r;
+    r.name = "r1";
+    r.comment = "x=1";
+    r.sequence = "ACGT";
+    r.quality = "IIII";
+    std::string out;
+    append_record(out, r);
+    EXPECT_EQ(out, "@r1 x=1\nACGT\n+\nIIII\n");
+    r.quality.clear();
+    r.comment.clear();
+    out.clear();
+    append_record(out, r);
+    EXPECT_EQ(out, ">r1\nACGT\n");
+}
+
+TEST(exact_double, reads_back_as_the_same_double) {
+    for (double v : {0.001, 1.0 / 3, 1e-12, 0.5, 0.0019531250000000001})
+        EXPECT_EQ(std::stod(exact_double(v)), v) << exact_double(v);
+}
+
+TEST(summary_json, file_names_are_escaped) {
+    index_description index;
+    index.path = "dir/\"odd\".qmer";
+    index.filter = "expandable";
+    query_totals totals;
+    std::string const j = summary_json(totals, index, "hits >= 1", {"a\tb.fq"}, 1.0, 1.0, 0, 2);
+    EXPECT_NE(j.find("\"dir/\\\"odd\\\".qmer\""), std::string::npos) << j;
+    EXPECT_NE(j.find("\"a\\tb.fq\""), std::string::npos) << j;
+    EXPECT_EQ(j.find('\t'), std::string::npos);
+}
+
+}  // namespace
