@@ -70,8 +70,8 @@ TEST(records, fastq_with_quality_fasta_without) {
     std::string out;
     append_record(out, r);
     EXPECT_EQ(out, "@r1 x=1\nACGT\n+\nIIII\n");
-    r.quality.clear();
-    r.comment.clear();
+    r.quality = {};
+    r.comment = {};
     out.clear();
     append_record(out, r);
     EXPECT_EQ(out, ">r1\nACGT\n");
