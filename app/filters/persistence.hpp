@@ -97,19 +97,8 @@ struct filter_state<qf::locally_locked_filter> {
     }
 };
 
-// The lock-free linear probing QF loads through its own from_arrays; its 2^q slots of r + 3 bits
-// are checked against the saved words first.
-template <>
-struct filter_state<qf::linear_probing> {
-    static std::vector<filter_array> arrays(qf::linear_probing const& f) { return f.arrays(); }
-    static std::unique_ptr<qf::linear_probing> from_arrays(std::span<filter_array const> a) {
-        if (a.size() == 1 && a[0].params.size() == 3 && a[0].params[0] <= qf::max_quotient_bits &&
-            a[0].params[1] <= qf::max_remainder_bits)
-            check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
-                            "linear probing filter");
-        return qf::linear_probing::from_arrays(a);
-    }
-};
+// The lock-free linear probing QF loads through its own from_arrays, which checks its 2^q slots of
+// r + 3 bits against the saved words before it allocates the table.
 
 // The expandable QF. Saved (index format 3): array 0 holds the stack's own parameters; array
 // 1 + j holds level j in the rank-and-select layout (core/qf/rank_select.hpp), params {q, r, total

@@ -377,8 +377,9 @@ class expandable_filter {
         validate_options(o);
         if (p[5] < 1 || p[5] > max_levels || arrays.size() != p[5] + 1)
             fail("level count does not match the arrays");
+        // p[7] bounded on its own first: a sum near 2^64 would wrap below the bound.
         if (p[6] < min_final_quotient_bits || p[6] > max_quotient_bits || p[7] < 1 ||
-            p[6] + p[7] > max_fingerprint_bits)
+            p[7] > max_fingerprint_bits || p[6] + p[7] > max_fingerprint_bits)
             fail("bad first level geometry");
         uint64_t const m0 = p.size() == 9 ? p[8] : uint64_t{1} << p[6];
         if (geometry::with_slots(m0, 1).quotient_bits != p[6] || m0 % (1u << level_growths) != 0)

@@ -235,11 +235,18 @@ class linear_probing {
             throw std::invalid_argument(
                 "linear probing filter: expected one array of (q, r, size)");
         auto const& a = arrays[0];
-        auto f = std::make_unique<linear_probing>(static_cast<unsigned>(a.params[0]),
-                                                  static_cast<unsigned>(a.params[1]));
-        auto groups = f->slots_.groups();
-        if (a.words.size() != groups.size())
+        // The saved geometry is checked as 64-bit values and against the words before a table
+        // is allocated: a q of 2^32 + 30 read as unsigned is 30, a table of 2^30 slots for a file
+        // of a few words (found by fuzz/index_damage_fuzz, an out-of-memory).
+        uint64_t const q = a.params[0], r = a.params[1];
+        if (q < 1 || q > max_quotient_bits || r < 1 || q + r + 3 > 64)
+            throw std::invalid_argument("linear probing filter: bad geometry");
+        uint64_t const slots = (uint64_t{1} << q) + overflow_slots, per_group = 64 / (r + 3);
+        if (a.words.size() != (slots + per_group - 1) / per_group)
             throw std::invalid_argument("linear probing filter: array size does not match q and r");
+        auto f =
+            std::make_unique<linear_probing>(static_cast<unsigned>(q), static_cast<unsigned>(r));
+        auto groups = f->slots_.groups();
         for (size_t i = 0; i < groups.size(); ++i)
             groups[i].store(a.words[i], std::memory_order_relaxed);
         f->count_.reset(a.params[2]);

@@ -1,0 +1,102 @@
+// Regression (found by fuzz/index_damage_fuzz in CI, an out-of-memory: a 6.4 GiB allocation, and
+// again locally with -use_value_profile=1: 12.8 GiB): a crafted linear-probing index (a valid
+// checksum) whose quotient bits, a 64-bit value in the file, were 2^32 + 32. The loader's range
+// check skipped a q above 40 instead of refusing it, and linear_probing::from_arrays read the
+// value as unsigned (32) and allocated a table of 2^32 slots before comparing it with the few
+// saved words. from_arrays now checks the 64-bit values and the word count before it allocates,
+// and the expandable stack's first remainder bits are bounded on their own (their sum with the
+// quotient bits could wrap).
+//
+// fuzz/findings/linear_probing_geometry_truncated_oom.bin is the edit script; here it is replayed
+// through the real binary with its address space limited to 2 GiB, so the old code fails with
+// "out of memory" (exit 1) instead of exit 4, and the same geometry is written on purpose.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cli/cli_fixture.hpp"
+#include "core/qf/expandable.hpp"
+#include "core/qf/linear_probing.hpp"
+#include "crafted_index_fixture.hpp"
+#include "fuzz/index_damage.hpp"
+#include "sanitized.hpp"
+
+namespace {
+
+class linear_probing_geometry_truncated_oom : public qmer::test::crafted_index_test {};
+
+constexpr uint64_t wraps_to(unsigned v) {
+    return (uint64_t{1} << 32) + v;
+}
+
+TEST_F(linear_probing_geometry_truncated_oom, quotient_or_remainder_bits_past_32_bits_are_refused) {
+    std::vector<uint64_t> const words(64);
+    // q read as unsigned would be 40: 2^40 slots, more memory than any machine here.
+    expect_damaged<qmer::qf::linear_probing>({{{wraps_to(40), 9, 0}, words}}, "bad geometry",
+                                             "q = 2^32 + 40");
+    expect_damaged<qmer::qf::linear_probing>({{{10, wraps_to(9), 0}, words}}, "bad geometry",
+                                             "r = 2^32 + 9");
+    // In range, but more slots than the words hold: refused before the table is allocated.
+    expect_damaged<qmer::qf::linear_probing>({{{30, 9, 0}, words}}, "array size",
+                                             "q = 30 with 64 words");
+}
+
+TEST_F(linear_probing_geometry_truncated_oom, a_saved_filter_still_loads) {
+    qmer::qf::linear_probing f(10, 9);
+    for (uint64_t i = 0; i < 500; ++i) f.insert(qmer::fuzz::splitmix64(i));
+    auto const arrays = f.arrays();
+    std::vector<qmer::filter_array> saved{
+        {arrays[0].params, {arrays[0].words.begin(), arrays[0].words.end()}}};
+    auto const loaded = qmer::qf::linear_probing::from_arrays(saved);
+    EXPECT_EQ(loaded->size(), f.size());
+    for (uint64_t i = 0; i < 500; ++i) EXPECT_TRUE(loaded->contains(qmer::fuzz::splitmix64(i)));
+}
+
+TEST_F(linear_probing_geometry_truncated_oom, expandable_remainder_bits_that_wrap_are_refused) {
+    qmer::qf::expandable_options o;
+    o.expected_elements = 1000;
+    qmer::qf::expandable_filter f(o);
+    for (uint64_t i = 0; i < 500; ++i) f.insert(qmer::fuzz::splitmix64(i));
+    std::vector<qmer::filter_array> arrays;
+    for (auto const& a : f.arrays()) arrays.push_back({a.params, {a.words.begin(), a.words.end()}});
+    // Q0 + R0 wraps to 1 when R0 = 2^64 - Q0 + 1.
+    arrays[0].params[7] = ~uint64_t{0} - arrays[0].params[6] + 2;
+    expect_damaged<qmer::qf::expandable_filter>(arrays, "bad first level geometry",
+                                                "R0 = 2^64 - Q0 + 1");
+}
+
+class linear_probing_geometry_truncated_oom_cli : public qmer::test::cli_test {};
+
+TEST_F(linear_probing_geometry_truncated_oom_cli, the_finding_is_a_damaged_index) {
+    std::ifstream in(
+        std::string(QMER_SOURCE_DIR) + "/fuzz/findings/linear_probing_geometry_truncated_oom.bin",
+        std::ios::binary);
+    std::vector<uint8_t> const script{std::istreambuf_iterator<char>(in),
+                                      std::istreambuf_iterator<char>()};
+    ASSERT_GE(script.size(), 2u);
+    auto const indexes = qmer::fuzz::build_valid_indexes();
+    auto const crafted = qmer::fuzz::apply_edit_script(indexes, script.data(), script.size());
+    ASSERT_NE(crafted.original, nullptr);
+    ASSERT_TRUE(crafted.resealed);
+    {
+        std::ofstream out(dir() / "crafted.qmer", std::ios::binary);
+        out.write(reinterpret_cast<char const*>(crafted.bytes.data()),
+                  static_cast<std::streamsize>(crafted.bytes.size()));
+    }
+    write_file("reads.fq",
+               "@a\nACGTTGCATGCATGCAAAGGGCCCTTTAGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
+    // 2 GiB of address space: enough for qmer, not for the table the old loader allocated (not
+    // under AddressSanitizer, whose shadow memory alone needs more).
+    std::string const limit = QMER_TEST_SANITIZED ? "" : "ulimit -v 2097152; ";
+    auto const r = shell(limit + "\"$QMER\" query -t 2 crafted.qmer reads.fq > out.txt 2> err.txt");
+    std::string const err = slurp(dir() / "err.txt");
+    EXPECT_EQ(r.exit_code, 4) << err;
+    EXPECT_NE(err.find("qmer: error: 'crafted.qmer': damaged index"), std::string::npos) << err;
+}
+
+}  // namespace
