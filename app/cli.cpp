@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/exit_code.hpp"
+#include "app/filters/registry.hpp"
 #include "app/index/options.hpp"
 #include "app/info/options.hpp"
 #include "app/merge/options.hpp"
@@ -28,11 +29,7 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
         ->check(CLI::Range(min_fpr, max_fpr))
         ->capture_default_str();
-    app.add_option("--filter", o.filter,
-                   "Filter: expandable (default), locally-locked, bounded-growing, linear-probing, "
-                   "external-locks, bloom, "
-                   "blocked-bloom, cuckoo (see README, Filters)")
-        ->capture_default_str();
+    app.add_option("--filter", o.filter, filter_kind_help())->capture_default_str();
     app.add_option("--expected", o.expected, "Expected distinct k-mers (0: unknown)")
         ->capture_default_str();
     app.add_option("--seed", o.seed, "Seed of the k-mer hash")->capture_default_str();

@@ -672,9 +672,8 @@ void run_index(index_options const& given) {
     for (auto const& r : o.references) references.push_back({r, "reference"});
     io::refuse_same_files(references, {{o.output, o.append ? "-o, --append" : "-o"}});
     if (o.append && !filter_kind_can_append(kind))
-        throw usage_error(
-            "--append needs an index whose filter grows (expandable, bounded-growing), not " +
-            o.filter);
+        throw usage_error("--append needs an index whose filter grows (" + filter_kind_list(true) +
+                          "), not " + o.filter);
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/common/progress.hpp"
+#include "app/filters/registry.hpp"
 #include "app/info/filter_parameters.hpp"
 #include "app/info/options.hpp"
 #include "app/query/report.hpp"

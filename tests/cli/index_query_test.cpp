@@ -7,19 +7,13 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "app/filters/registry.hpp"
 #include "cli/cli_fixture.hpp"
 #include "sanitized.hpp"
 
 namespace {
 
 using qmer::test::cli_test;
-
-// Every --filter name qmer index offers.
-#define QMER_TEST_FILTER_KINDS                                                                 \
-    {                                                                                          \
-        "expandable", "locally-locked", "bounded-growing", "linear-probing", "external-locks", \
-            "bloom", "blocked-bloom", "cuckoo"                                                 \
-    }
 
 // Parses the TSV body (after the # lines and the header) into rows of fields.
 std::vector<std::vector<std::string>> tsv_rows(std::string const& text) {
@@ -202,7 +196,8 @@ TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
         fq += "@r" + std::to_string(start) + "\n" + read + "\n+\n" + std::string(150, 'I') + "\n";
     }
     write_file("exact.fq", fq);
-    for (char const* kind : QMER_TEST_FILTER_KINDS) {
+    for (auto const name : qmer::app::filter_kind_names) {
+        std::string const kind(name);
         SCOPED_TRACE(kind);
         auto r = qmer({"index", "--filter", kind, "--fpr", "0.005", "-t", "3", "-o", "x.qmer",
                        data("lambda_virus.fa.gz").string()});
@@ -222,7 +217,9 @@ TEST_F(index_query, appending_answers_as_building_at_once) {
     write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");
     write_file("b.fa", ">b\n" + genome.substr(24000) + "\n");
     std::string const reads = data("lambda_reads_1.fq.gz").string();
-    for (char const* kind : {"expandable", "bounded-growing"}) {
+    for (size_t i = 0; i < qmer::app::filter_kind_count; ++i) {
+        if (!qmer::app::filter_kind_appends[i]) continue;
+        std::string const kind(qmer::app::filter_kind_names[i]);
         SCOPED_TRACE(kind);
         // Small first levels, so the appended half makes the filters grow. One thread: with
         // several, which k-mers land in which level depends on the interleaving, so two builds

@@ -86,23 +86,6 @@ TEST(persistence, a_refused_geometry_is_a_damaged_index) {
     std::filesystem::remove(path);
 }
 
-TEST(registry, names_parse_back_to_their_kinds) {
-    for (size_t i = 0; i < std::size(filter_kind_names); ++i) {
-        auto const kind = static_cast<filter_kind>(i);
-        EXPECT_EQ(parse_filter_kind(std::string(filter_kind_name(kind))), kind);
-    }
-    EXPECT_THROW(parse_filter_kind("bloomier"), qmer::usage_error);
-}
-
-TEST(registry, only_growing_kinds_append) {
-    for (size_t i = 0; i < std::size(filter_kind_names); ++i) {
-        auto const kind = static_cast<filter_kind>(i);
-        bool const grows =
-            visit_filter_kind(kind, [](auto k) { return filter_codec<decltype(k)::value>::grows; });
-        EXPECT_EQ(filter_kind_can_append(kind), grows) << filter_kind_name(kind);
-    }
-}
-
 // Sizing: a fixed quotient filter gets 2^q >= n / fill slots and the fewest remainder bits r with
 // fill * 2^-r <= fpr.
 TEST(sizing, quotient_filter_geometry_meets_the_fpr_at_its_fill) {
@@ -112,12 +95,15 @@ TEST(sizing, quotient_filter_geometry_meets_the_fpr_at_its_fill) {
             double const slots = std::ldexp(1.0, static_cast<int>(g.q));
             EXPECT_GE(g.q, 6u);
             EXPECT_GE(slots * 0.9, static_cast<double>(n)) << n;
-            if (g.q > 6) EXPECT_LT(slots / 2 * 0.9, static_cast<double>(n)) << n;
+            if (g.q > 6) {
+                EXPECT_LT(slots / 2 * 0.9, static_cast<double>(n)) << n;
+            }
             double const fill = static_cast<double>(n) / slots;
             EXPECT_LE(fill * std::ldexp(1.0, -static_cast<int>(g.r)), fpr) << n << " " << fpr;
-            if (g.r > 1)
+            if (g.r > 1) {
                 EXPECT_GT(fill * std::ldexp(1.0, -static_cast<int>(g.r - 1)), fpr)
                     << n << " " << fpr;
+            }
         }
     }
     EXPECT_THROW(plan_quotient_filter(uint64_t{1} << 36, 1e-12, 0.9), qmer::usage_error);
