@@ -19,6 +19,16 @@ struct query_totals {
     uint64_t kmers = 0;
     uint64_t hits = 0;
     uint64_t bases = 0;
+
+    void add(query_totals const& t) noexcept {
+        reads += t.reads;
+        pairs += t.pairs;
+        matched += t.matched;
+        unmatched += t.unmatched;
+        kmers += t.kmers;
+        hits += t.hits;
+        bases += t.bases;
+    }
 };
 
 struct index_description {

@@ -252,13 +252,6 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
     return q;
 }
 
-struct output_set {
-    std::unique_ptr<io::output_file> tsv;
-    std::unique_ptr<io::output_file> summary;
-    std::array<std::unique_ptr<io::output_file>, 2> matched, unmatched;
-    std::vector<std::array<std::unique_ptr<io::output_file>, 2>> split;  // per category
-};
-
 // The FASTQ outputs one path option names: the file, or its two mate files when the reads are two
 // files (pairs stay together, mate files stay mate files).
 std::vector<std::pair<std::string, std::string>> fastq_outputs(query_options const& o,
@@ -277,187 +270,261 @@ std::vector<std::string> split_paths(query_options const& o, std::vector<index_s
     return out;
 }
 
-// The whole query: every read looked up in every index, in one pass over the reads.
+// What every batch is answered against, fixed before the first read.
+struct query_plan {
+    query_options const& o;
+    std::vector<std::unique_ptr<query_index>> const& indexes;
+    std::vector<index_spec> const& panel;
+    bool panel_form;  // -x indexes: a category per read, hits per index
+    bool paired;      // pairs (two files or interleaved): one verdict per pair
+    bool two_files;   // mate 2's output text goes to its own file
+    bool want_matched, want_unmatched, want_split;
+    kmer_scanner scanner;  // counts a read's k-mers when --quick stops the lookups early
+
+    query_plan(query_options const& options, std::vector<std::unique_ptr<query_index>> const& ix,
+               std::vector<index_spec> const& p, bool paired_reads)
+        : o(options),
+          indexes(ix),
+          panel(p),
+          panel_form(options.index.empty()),
+          paired(paired_reads),
+          two_files(options.reads.size() == 2),
+          want_matched(!options.matched.empty()),
+          want_unmatched(!options.unmatched.empty()),
+          want_split(!options.split_by_category.empty()),
+          scanner(ix.front()->file.header().k) {}
+
+    // The verdict rule in words, for the TSV preamble and the summary.
+    std::string rule_text() const {
+        return panel_form ? panel_verdict_text({o.min_hits, o.min_containment, o.quick})
+                          : rule_for(o, indexes.front()->file.header().fpr).describe(o.quick);
+    }
+
+    std::vector<index_description> described() const {
+        std::vector<index_description> out;
+        for (auto const& index : indexes) out.push_back(index->describe());
+        if (!panel_form) out[0].name.clear();
+        return out;
+    }
+};
+
+// The text one read (pair) adds to an output: mate 1, then mate 2 in its own file or after it.
+void append_read(query_plan const& plan, std::array<std::string, 2>& dest,
+                 io::sequence_record const& r1, io::sequence_record const* r2) {
+    append_record(dest[0], r1);
+    if (r2) append_record(dest[plan.two_files ? 1 : 0], *r2);
+}
+
+// One index: the read's hits against the rule; its TSV line. Returns the match.
+bool answer_one_index(query_plan const& plan, query_chunk& chunk, size_t i, std::string_view id,
+                      uint64_t kmers) {
+    uint64_t const hits = chunk.counts[0][i].hits;
+    bool const match = plan.indexes[0]->verdicts.matches(kmers, hits);
+    append_tsv_line(chunk.tsv, id, kmers, hits, match);
+    chunk.totals.hits += hits;
+    return match;
+}
+
+// A panel: every index's verdict, the read's category, its TSV line and its --split-by-category
+// text. Returns whether any index matched.
+bool answer_panel(query_plan const& plan, query_chunk& chunk, size_t i, std::string_view id,
+                  uint64_t kmers, io::sequence_record const& r1, io::sequence_record const* mate) {
+    size_t const n = plan.indexes.size();
+    size_t matched_count = 0, last = 0;
+    for (size_t j = 0; j < n; ++j) {
+        uint64_t const hits = chunk.counts[j][i].hits;
+        chunk.hits[j] = hits;
+        chunk.panel.hits[j] += hits;
+        chunk.totals.hits += hits;
+        if (plan.indexes[j]->verdicts.matches(kmers, hits)) {
+            ++matched_count;
+            last = j;
+            ++chunk.panel.matched[j];
+        }
+    }
+    size_t const category = category_of(matched_count, last, n);
+    ++chunk.panel.categories[category];
+    append_panel_tsv_line(chunk.tsv, id, kmers, chunk.hits, category_name(category, plan.panel));
+    if (plan.want_split) append_read(plan, chunk.split[category], r1, mate);
+    return matched_count > 0;
+}
+
+// The parallel stage: looks up one batch in every index and formats everything it adds to the
+// outputs, in input order.
+void answer_chunk(query_plan const& plan, query_chunk& chunk) {
+    size_t const n = plan.indexes.size();
+    chunk.reset_outputs(n, plan.want_split);
+    for (size_t j = 0; j < n; ++j)
+        plan.indexes[j]->lookup->count(chunk.reads, plan.paired, chunk.counts[j]);
+    auto& t = chunk.totals;
+    auto const& first = chunk.reads.first;
+    auto const& second = chunk.reads.second;
+    for (size_t i = 0; i < first.size(); ++i) {
+        auto const r1 = first[i];
+        io::sequence_record r2;
+        if (plan.paired) r2 = second[i];
+        io::sequence_record const* mate = plan.paired ? &r2 : nullptr;
+        std::string_view const id = plan.paired ? pair_id(r1.name) : r1.name;
+        uint64_t kmers = chunk.counts[0][i].kmers;
+        // --quick stops each panel index's lookups at its own k-mer: count them all here (a scan
+        // without hashing or lookups). A settled index keeps its match, as its threshold was
+        // taken for at least as many k-mers (verdict.hpp, hits_settling_match).
+        if (plan.panel_form && plan.o.quick)
+            kmers = plan.scanner.count(r1.sequence) +
+                    (plan.paired ? plan.scanner.count(r2.sequence) : 0);
+        bool const match = plan.panel_form ? answer_panel(plan, chunk, i, id, kmers, r1, mate)
+                                           : answer_one_index(plan, chunk, i, id, kmers);
+        t.bases += r1.sequence.size() + (plan.paired ? r2.sequence.size() : 0);
+        t.reads += plan.paired ? 2 : 1;
+        t.pairs += plan.paired;
+        t.kmers += kmers;
+        (match ? t.matched : t.unmatched) += 1;
+        if (match ? plan.want_matched : plan.want_unmatched)
+            append_read(plan, match ? chunk.matched : chunk.unmatched, r1, mate);
+    }
+}
+
+// Every output of the query, opened before anything is read (a bad path fails at once) and made
+// final only after the last batch (each file's temporary renamed into place).
+class query_outputs {
+  public:
+    query_outputs(query_plan const& plan, unsigned threads) {
+        auto const& o = plan.o;
+        tsv_ = std::make_unique<io::output_file>(o.output);
+        io::output_options const fastq_options{.compress_by_name = true,
+                                               .threads = threads > 1 ? 1u : 0u};
+        auto open_fastq = [&](std::string const& path, auto& slots) {
+            if (path.empty()) return;
+            auto const files = fastq_outputs(o, path, "");
+            for (size_t m = 0; m < files.size(); ++m)
+                slots[m] = std::make_unique<io::output_file>(files[m].first, fastq_options);
+        };
+        open_fastq(o.matched, matched_);
+        open_fastq(o.unmatched, unmatched_);
+        auto const split_files = split_paths(o, plan.panel);
+        split_.resize(split_files.size());
+        for (size_t c = 0; c < split_files.size(); ++c) open_fastq(split_files[c], split_[c]);
+        if (!o.summary.empty()) summary_ = std::make_unique<io::output_file>(o.summary);
+    }
+
+    void write_preamble(std::string const& text) { tsv_->write(text); }
+
+    // The serial in-order stage: one batch's text, in input order.
+    void write(query_chunk const& chunk) {
+        tsv_->write(chunk.tsv);
+        for (int m = 0; m < 2; ++m) {
+            if (matched_[m]) matched_[m]->write(chunk.matched[m]);
+            if (unmatched_[m]) unmatched_[m]->write(chunk.unmatched[m]);
+            for (size_t c = 0; c < split_.size(); ++c)
+                if (split_[c][m]) split_[c][m]->write(chunk.split[c][m]);
+        }
+    }
+
+    // After the last batch (and every deferred checksum): the files made final; the summary,
+    // built by `summary_text` only when asked for, last.
+    template <typename SummaryText>
+    void commit(SummaryText&& summary_text) {
+        tsv_->commit();
+        for (auto* set : {&matched_, &unmatched_})
+            for (auto& f : *set)
+                if (f) f->commit();
+        for (auto& mates : split_)
+            for (auto& f : mates)
+                if (f) f->commit();
+        if (summary_) {
+            summary_->write(summary_text());
+            summary_->commit();
+        }
+    }
+
+  private:
+    std::unique_ptr<io::output_file> tsv_;
+    std::unique_ptr<io::output_file> summary_;
+    std::array<std::unique_ptr<io::output_file>, 2> matched_, unmatched_;
+    std::vector<std::array<std::unique_ptr<io::output_file>, 2>> split_;  // per category
+};
+
+// The pipeline: a serial in-order stage reads batches, a parallel one answers them, a serial
+// in-order one hands them to `write`; 2t + 1 batches in flight.
+template <typename Write>
+void read_answer_write(query_plan const& plan, read_source& source, unsigned threads,
+                       Write&& write) {
+    size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
+    batch_pool<query_chunk> pool(tokens);
+    tbb::parallel_pipeline(
+        tokens, tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
+                                                     [&](tbb::flow_control& fc) -> query_chunk* {
+                                                         if (interrupted()) {
+                                                             fc.stop();
+                                                             return nullptr;
+                                                         }
+                                                         query_chunk* chunk = pool.take();
+                                                         if (!source.next(chunk->reads)) {
+                                                             pool.give_back(chunk);
+                                                             fc.stop();
+                                                             return nullptr;
+                                                         }
+                                                         return chunk;
+                                                     }) &
+                    tbb::make_filter<query_chunk*, query_chunk*>(tbb::filter_mode::parallel,
+                                                                 [&](query_chunk* chunk) {
+                                                                     answer_chunk(plan, *chunk);
+                                                                     return chunk;
+                                                                 }) &
+                    tbb::make_filter<query_chunk*, void>(tbb::filter_mode::serial_in_order,
+                                                         [&](query_chunk* chunk) {
+                                                             write(*chunk);
+                                                             pool.give_back(chunk);
+                                                         }));
+    throw_if_interrupted();
+}
+
+// The closing line's tail: how many reads (pairs) matched.
+std::string matched_text(query_plan const& plan, query_totals const& totals) {
+    uint64_t const units = plan.paired ? totals.pairs : totals.reads;
+    char text[200];
+    std::snprintf(
+        text, sizeof text, "%llu of %llu %s matched%s (%.4f%%)",
+        static_cast<unsigned long long>(totals.matched), static_cast<unsigned long long>(units),
+        plan.paired ? "pairs" : "reads",
+        plan.panel_form && plan.indexes.size() > 1 ? " by an index" : "",
+        units ? 100.0 * static_cast<double>(totals.matched) / static_cast<double>(units) : 0.0);
+    return text;
+}
+
+// The whole query: every read looked up in every index, in one pass over the reads. Stages: plan,
+// open the outputs, read-answer-write, check the deferred checksums, commit, summary, closing line.
 void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_index>>& indexes,
                    std::vector<index_spec> const& panel, unsigned threads, read_source& source,
                    progress_meter& progress) {
-    bool const panel_form = o.index.empty();
-    size_t const n = indexes.size();
-    auto const& first_header = indexes[0]->file.header();
-
+    query_plan const plan(o, indexes, panel, source.paired());
+    std::string const rule_text = plan.rule_text();
+    auto const described = plan.described();
     panel_rule const prule{o.min_hits, o.min_containment, o.quick};
-    std::string rule_text;
-    if (panel_form) {
-        rule_text = panel_verdict_text(prule);
-    } else {
-        rule_text = rule_for(o, first_header.fpr).describe(o.quick);
-    }
 
-    std::vector<index_description> described;
-    for (auto const& index : indexes) described.push_back(index->describe());
-    if (!panel_form) described[0].name.clear();
-    bool const two_files = o.reads.size() == 2;
-    bool const paired = source.paired();
-    kmer_scanner const scanner(first_header.k);
+    query_outputs out(plan, threads);
+    out.write_preamble(plan.panel_form ? panel_tsv_preamble(described, prule, o.reads, plan.paired)
+                                       : tsv_preamble(described[0], rule_text, o.reads));
 
-    // Open every output before reading anything: a bad output path fails at once.
-    output_set out;
-    out.tsv = std::make_unique<io::output_file>(o.output);
-    io::output_options const fastq_options{.compress_by_name = true,
-                                           .threads = threads > 1 ? 1u : 0u};
-    auto open_fastq = [&](std::string const& path, auto& slots) {
-        if (path.empty()) return;
-        auto const files = fastq_outputs(o, path, "");
-        for (size_t m = 0; m < files.size(); ++m)
-            slots[m] = std::make_unique<io::output_file>(files[m].first, fastq_options);
-    };
-    open_fastq(o.matched, out.matched);
-    open_fastq(o.unmatched, out.unmatched);
-    auto const split_files = split_paths(o, panel);
-    out.split.resize(split_files.size());
-    for (size_t c = 0; c < split_files.size(); ++c) open_fastq(split_files[c], out.split[c]);
-    if (!o.summary.empty()) out.summary = std::make_unique<io::output_file>(o.summary);
-    out.tsv->write(panel_form ? panel_tsv_preamble(described, prule, o.reads, paired)
-                              : tsv_preamble(described[0], rule_text, o.reads));
-
-    bool const want_matched = !o.matched.empty(), want_unmatched = !o.unmatched.empty();
-    bool const want_split = !split_files.empty();
-    size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
-    batch_pool<query_chunk> pool(tokens);
     query_totals totals;
-    panel_totals panel_sums(n);
-
-    // The text one read (pair) adds to an output: mate 1, then mate 2 in its own file or after it.
-    auto append_read = [&](std::array<std::string, 2>& dest, io::sequence_record const& r1,
-                           io::sequence_record const* r2) {
-        append_record(dest[0], r1);
-        if (r2) append_record(dest[two_files ? 1 : 0], *r2);
-    };
-
-    auto const answer = [&](query_chunk* chunk) {
-        chunk->reset_outputs(n, want_split);
-        for (size_t j = 0; j < n; ++j)
-            indexes[j]->lookup->count(chunk->reads, paired, chunk->counts[j]);
-        auto& t = chunk->totals;
-        auto const& first = chunk->reads.first;
-        auto const& second = chunk->reads.second;
-        for (size_t i = 0; i < first.size(); ++i) {
-            auto const r1 = first[i];
-            io::sequence_record r2;
-            if (paired) r2 = second[i];
-            io::sequence_record const* mate = paired ? &r2 : nullptr;
-            std::string_view const id = paired ? pair_id(r1.name) : r1.name;
-            uint64_t kmers = chunk->counts[0][i].kmers;
-            bool match = false;
-            if (!panel_form) {
-                uint64_t const hits = chunk->counts[0][i].hits;
-                match = indexes[0]->verdicts.matches(kmers, hits);
-                append_tsv_line(chunk->tsv, id, kmers, hits, match);
-                t.hits += hits;
-            } else {
-                // --quick stops each index's lookups at its own k-mer: count them all here (a scan
-                // without hashing or lookups). A settled index keeps its match, as its threshold
-                // was taken for at least as many k-mers (verdict.hpp, hits_settling_match).
-                if (o.quick)
-                    kmers = scanner.count(r1.sequence) + (paired ? scanner.count(r2.sequence) : 0);
-                size_t matched_count = 0, last = 0;
-                for (size_t j = 0; j < n; ++j) {
-                    uint64_t const hits = chunk->counts[j][i].hits;
-                    chunk->hits[j] = hits;
-                    chunk->panel.hits[j] += hits;
-                    t.hits += hits;
-                    if (indexes[j]->verdicts.matches(kmers, hits)) {
-                        ++matched_count;
-                        last = j;
-                        ++chunk->panel.matched[j];
-                    }
-                }
-                size_t const category = category_of(matched_count, last, n);
-                ++chunk->panel.categories[category];
-                match = matched_count > 0;
-                append_panel_tsv_line(chunk->tsv, id, kmers, chunk->hits,
-                                      category_name(category, panel));
-                if (want_split) append_read(chunk->split[category], r1, mate);
-            }
-            t.bases += r1.sequence.size() + (paired ? r2.sequence.size() : 0);
-            t.reads += paired ? 2 : 1;
-            t.pairs += paired;
-            t.kmers += kmers;
-            (match ? t.matched : t.unmatched) += 1;
-            if (match ? want_matched : want_unmatched)
-                append_read(match ? chunk->matched : chunk->unmatched, r1, mate);
-        }
-        return chunk;
-    };
-
-    auto const write = [&](query_chunk* chunk) {
-        out.tsv->write(chunk->tsv);
-        for (int m = 0; m < 2; ++m) {
-            if (out.matched[m]) out.matched[m]->write(chunk->matched[m]);
-            if (out.unmatched[m]) out.unmatched[m]->write(chunk->unmatched[m]);
-            for (size_t c = 0; c < out.split.size(); ++c)
-                if (out.split[c][m]) out.split[c][m]->write(chunk->split[c][m]);
-        }
-        auto const& t = chunk->totals;
-        totals.reads += t.reads;
-        totals.pairs += t.pairs;
-        totals.matched += t.matched;
-        totals.unmatched += t.unmatched;
-        totals.kmers += t.kmers;
-        totals.hits += t.hits;
-        totals.bases += t.bases;
-        panel_sums.add(chunk->panel);
+    panel_totals panel_sums(indexes.size());
+    read_answer_write(plan, source, threads, [&](query_chunk const& chunk) {
+        out.write(chunk);
+        totals.add(chunk.totals);
+        panel_sums.add(chunk.panel);
         progress.update(totals.reads, totals.bases);
-        pool.give_back(chunk);
-    };
-
-    tbb::parallel_pipeline(
-        tokens,
-        tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
-                                             [&](tbb::flow_control& fc) -> query_chunk* {
-                                                 if (interrupted()) {
-                                                     fc.stop();
-                                                     return nullptr;
-                                                 }
-                                                 query_chunk* chunk = pool.take();
-                                                 if (!source.next(chunk->reads)) {
-                                                     pool.give_back(chunk);
-                                                     fc.stop();
-                                                     return nullptr;
-                                                 }
-                                                 return chunk;
-                                             }) &
-            tbb::make_filter<query_chunk*, query_chunk*>(tbb::filter_mode::parallel, answer) &
-            tbb::make_filter<query_chunk*, void>(tbb::filter_mode::serial_in_order, write));
-    throw_if_interrupted();
+    });
     for (auto& index : indexes)
         if (index->checksum.valid()) index->checksum.get();
 
-    // Everything is written; make the files final (each one's temporary renamed into place).
-    out.tsv->commit();
-    for (auto* set : {&out.matched, &out.unmatched})
-        for (auto& f : *set)
-            if (f) f->commit();
-    for (auto& mates : out.split)
-        for (auto& f : mates)
-            if (f) f->commit();
-    if (out.summary) {
+    out.commit([&] {
         double const wall = progress.elapsed_seconds(), cpu = cpu_seconds();
-        out.summary->write(panel_form
-                               ? panel_summary_json(totals, panel_sums, described, rule_text,
+        return plan.panel_form ? panel_summary_json(totals, panel_sums, described, rule_text,
                                                     o.reads, wall, cpu, peak_rss_bytes(), threads)
                                : summary_json(totals, described[0], rule_text, o.reads, wall, cpu,
-                                              peak_rss_bytes(), threads));
-        out.summary->commit();
-    }
-    uint64_t const units = paired ? totals.pairs : totals.reads;
-    char extra[200];
-    std::snprintf(
-        extra, sizeof extra, "%llu of %llu %s matched%s (%.4f%%)",
-        static_cast<unsigned long long>(totals.matched), static_cast<unsigned long long>(units),
-        paired ? "pairs" : "reads", panel_form && n > 1 ? " by an index" : "",
-        units ? 100.0 * static_cast<double>(totals.matched) / static_cast<double>(units) : 0.0);
-    progress.finish(extra);
+                                              peak_rss_bytes(), threads);
+    });
+    progress.finish(matched_text(plan, totals));
 }
 
 // Refuses an output that is an input (an index, a reads file) or another output, before anything
