@@ -56,6 +56,12 @@
 // caller establishes that; see its comment). remove() and the write-lock scan: see
 // acquire_write_lock() for the invariant that keeps a remove's hole from being locked twice.
 //
+// Files: this class (the public operations, growth and its tables), and under locally_locked/ one
+// job each: table.hpp (the table, the lock-aware slot predicates, a migration's state), locks.hpp
+// (Blocks B, C, G), algorithm1.hpp (insert, Blocks A-E, and remove), query.hpp (Blocks F-I and the
+// lock-free query of a final table), migration.hpp (bounded growing's two phases per block),
+// bulk.hpp (sorted placement: append_sorted and the migration's copy).
+//
 // FPR (section 2): n stored fingerprints out of M = m 2^r give 1 - (1 - 1/M)^n ~ n / M; it grows
 // linearly with n and does not change when the table grows.
 
@@ -75,6 +81,11 @@
 
 #include "core/filter/filter.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/locally_locked/algorithm1.hpp"
+#include "core/qf/locally_locked/bulk.hpp"
+#include "core/qf/locally_locked/migration.hpp"
+#include "core/qf/locally_locked/query.hpp"
+#include "core/qf/locally_locked/table.hpp"
 #include "core/qf/sequential.hpp"
 #include "core/qf/slot_storage.hpp"
 
@@ -87,71 +98,6 @@ struct growing_policy {
     // (core/qf/expandable.hpp) stops at its final size, where `full` (or its owner) takes over.
     unsigned max_quotient_bits = qf::max_quotient_bits;
 };
-
-namespace ll {
-
-// Slot predicates that see through the locks.
-inline uint64_t st(uint64_t v) noexcept {
-    return v & status::mask;
-}
-inline uint64_t rem(uint64_t v) noexcept {
-    return v >> 3;
-}
-inline bool has_element(uint64_t v) noexcept {
-    return st(v) != status::empty && st(v) != status::write_lock;
-}
-inline bool occupied(uint64_t v) noexcept {
-    return st(v) == status::read_lock || (st(v) != status::write_lock && (v & status::occupied));
-}
-inline bool continuation(uint64_t v) noexcept {
-    return st(v) != status::read_lock && st(v) != status::write_lock && (v & status::continuation);
-}
-inline bool shifted(uint64_t v) noexcept {
-    return v & status::shifted;
-}
-inline bool is_migration_lock(uint64_t v) noexcept {
-    return st(v) == status::write_lock && rem(v) != 0;
-}
-// The slot as the sequential layout has it (a read lock is a cluster start, a lock is empty).
-inline uint64_t normalized(uint64_t v) noexcept {
-    if (st(v) == status::read_lock) return (v & ~status::mask) | status::cluster_start;
-    if (st(v) == status::write_lock) return 0;
-    return v;
-}
-inline void pause() noexcept {
-    std::this_thread::yield();
-}
-
-struct table {
-    table(qf::geometry geo, size_t total)
-        : g(geo), total_slots(total), slots(total, geo.remainder_bits + 3), lanes(slots) {}
-    qf::geometry g;
-    size_t total_slots;
-    grouped_slots slots;
-    scan::layout lanes;  // lane masks and division-free group arithmetic for `slots`
-    // Removes in flight on this table; a migration waits for zero before locking (see remove()).
-    std::atomic<size_t> removers{0};
-    // Removes that opened a hole, counted after the hole is written and before their write lock is
-    // released. A write-lock scan that sees it change retries (acquire_write_lock()).
-    std::atomic<uint64_t> holes_opened{0};
-
-    // One slot, one acquire load of its group.
-    uint64_t get(size_t i) const noexcept {
-        size_t const gi = lanes.group_of(i);
-        return lanes.slot(slots.load_group(gi), static_cast<unsigned>(i - lanes.first_slot(gi)));
-    }
-};
-
-struct migration {
-    table* source = nullptr;
-    table* target = nullptr;
-    size_t blocks = 0;
-    size_t block_groups = 0;
-    std::atomic<bool> ready{false};  // no remove in flight on source any more
-    std::atomic<size_t> claim1{0}, done1{0}, claim2{0}, done2{0};
-};
-
-}  // namespace ll
 
 class locally_locked_filter {
   public:
@@ -203,17 +149,17 @@ class locally_locked_filter {
     insert_result insert(uint64_t h) {
         for (;;) {
             ll::table* t = table_for_writing();
-            switch (insert_into(*t, h)) {
-                case outcome::done:
+            switch (ll::insert_into(*t, h)) {
+                case ll::outcome::done:
                     after_insert(t);
                     return insert_result::inserted;
-                case outcome::present:
+                case ll::outcome::present:
                     return insert_result::already_present;
-                case outcome::full:
+                case ll::outcome::full:
                     if (!can_grow(*t)) return insert_result::full;
                     start_migration(t);
                     break;
-                case outcome::migrating:
+                case ll::outcome::migrating:
                     break;  // table_for_writing() helps, then we retry on the new table
             }
         }
@@ -221,7 +167,7 @@ class locally_locked_filter {
 
     bool contains(uint64_t h) const noexcept {
         // acquire: the table we read was fully built (published with release by the migration).
-        return query(*current_.load(std::memory_order_acquire), h);
+        return ll::query(*current_.load(std::memory_order_acquire), h);
     }
 
     // Lock-free query of a table whose contents are final (section 4 queries the lower levels of
@@ -233,51 +179,7 @@ class locally_locked_filter {
     // predicates and the scan helpers see a read lock as the cluster start it is, so the table
     // reads the same. Plain group loads, no CAS: the sequential query, a group at a time.
     bool contains_final(uint64_t h) const noexcept {
-        ll::table const& t = *current_.load(std::memory_order_acquire);
-        auto const& s = t.slots;
-        auto const& l = t.lanes;
-        uint64_t const q = t.g.quotient(h);
-        uint64_t const r = t.g.remainder(h);
-        size_t const gq = l.group_of(q);
-        uint64_t const gv = s.load_group(gq);
-        auto const iq = static_cast<unsigned>(q - l.first_slot(gq));
-        uint64_t const v = grouped_slots::slot_in(gv, iq, s.slot_bits());
-        if (!ll::occupied(v)) return false;
-        if (!ll::shifted(v) && ll::rem(v) == r) return true;  // cluster start or read lock
-        int const local = query_in_group(gv, iq, s.slots_per_group(), s.slot_bits(), r);
-        if (local >= 0) return local == 1;
-        // Blocks G and H in one pass without the lock: walk left a group at a time to the nearest
-        // unshifted slot, which in a final, consistent table is q's cluster start c (neither
-        // empty nor write locked), counting on the way what scan::summarize(c, q) counts - the
-        // occupied slots in (c, q] and the run starts in (c, q) - from the same group values,
-        // instead of reading [c, q] a second time.
-        size_t g = gq;
-        uint64_t lanes = l.upto(iq);              // slots of this group at or below the scan
-        uint64_t before_q = lanes & ~l.from(iq);  // the same, q excluded (run starts in (c, q))
-        unsigned occupied = 0, run_starts = 0;
-        uint64_t gvc = gv;
-        size_t c = 0;
-        for (;;) {
-            if (uint64_t const hit = l.stops(gvc) & lanes; hit != 0) {
-                unsigned const kc =
-                    l.lane_at_bit(63u - static_cast<unsigned>(__builtin_clzll(hit)));
-                uint64_t const after_c = ~l.upto(kc);
-                occupied += l.count(l.occ_bit(gvc) & lanes & after_c);
-                run_starts += l.count(l.not_continuation(gvc) & before_q & after_c);
-                c = l.first_slot(g) + kc;
-                break;
-            }
-            occupied += l.count(l.occ_bit(gvc) & lanes);
-            run_starts += l.count(l.not_continuation(gvc) & before_q);
-            if (g == 0) return false;  // all shifted down to slot 0: not a consistent table
-            gvc = s.load_group(--g);
-            lanes = before_q = l.lane0();
-        }
-        // Block H as in query_locked(): run q begins at the occupied-th run start after c.
-        size_t const p = occupied > run_starts
-                             ? scan::nth_run_start_after(s, l, q - 1, occupied - run_starts)
-                             : scan::nth_run_start_after(s, l, c, occupied);
-        return p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
+        return ll::query_final(*current_.load(std::memory_order_acquire), h);
     }
 
     // Quiescent only (no operation in flight, and none that could still read an old table): frees
@@ -313,7 +215,7 @@ class locally_locked_filter {
                 t->removers.fetch_sub(1, std::memory_order_release);
                 continue;
             }
-            bool const removed = remove_from(*t, h);
+            bool const removed = ll::remove_from(*t, h);
             t->removers.fetch_sub(1, std::memory_order_release);
             if (removed) size_.fetch_sub(1, std::memory_order_relaxed);
             return removed;
@@ -384,17 +286,13 @@ class locally_locked_filter {
     // Appends fingerprints (geometry().fingerprint(h), increasing; equal ones are stored once) to
     // a filter that no other thread uses yet and that holds only what earlier calls appended, in
     // one sequential pass: each element goes to the first free slot at or after its quotient, as
-    // in copy_block(). A quotient filter's layout is a function of its set (runs sorted, clusters
-    // packed), so the table equals one built by insert() word for word. Stops before the first
-    // fingerprint that would run past the overflow area, or be the (max_new + 1)-th new element,
-    // and returns how many it consumed; the caller inserts the rest. Plain relaxed loads and stores
-    // (one writer); whoever shares the filter afterwards supplies the happens-before (a thread
-    // join, the pipeline's end).
-    struct sorted_append_state {
-        size_t next = 0;                  // the first free slot
-        uint64_t last_fp = ~uint64_t{0};  // the previous fingerprint appended
-        uint64_t last_q = ~uint64_t{0};   // and its quotient
-    };
+    // in ll::copy_block(). A quotient filter's layout is a function of its set (runs sorted,
+    // clusters packed), so the table equals one built by insert() word for word. Stops before the
+    // first fingerprint that would run past the overflow area, or be the (max_new + 1)-th new
+    // element, and returns how many it consumed; the caller inserts the rest. Plain relaxed loads
+    // and stores (one writer); whoever shares the filter afterwards supplies the happens-before (a
+    // thread join, the pipeline's end).
+    using sorted_append_state = ll::sorted_append_state;
     size_t append_sorted(std::span<uint64_t const> fingerprints, sorted_append_state& st,
                          size_t max_new = ~size_t{0}) {
         ll::table& t = *current_.load(std::memory_order_relaxed);
@@ -409,7 +307,7 @@ class locally_locked_filter {
             uint64_t const fp = fingerprints[i];
             if (fp == st.last_fp) continue;
             assert(st.last_fp == ~uint64_t{0} || fp > st.last_fp);
-            if (stored == max_new || !place_sorted(t, fp, st, or_bits)) break;
+            if (stored == max_new || !ll::place_sorted(t, fp, st, or_bits)) break;
             ++stored;
         }
         size_.fetch_add(stored, std::memory_order_relaxed);
@@ -442,8 +340,6 @@ class locally_locked_filter {
     }
 
   private:
-    enum class outcome { done, present, full, migrating };
-
     static void validate(qf::geometry const& g) {
         g.validate();
         if (g.remainder_bits + 3 > 64)
@@ -478,500 +374,8 @@ class locally_locked_filter {
         return current_.load(std::memory_order_acquire);
     }
 
-    // ---------------------------------------------------------------------------------------
-    // Blocks A-E: insert.
-    static outcome insert_into(ll::table& t, uint64_t h) {
-        auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
-        uint64_t const q = t.g.quotient(h);
-        uint64_t const r = t.g.remainder(h);
-        for (;;) {
-            // Block A: trivial insert into an empty canonical slot, one CAS.
-            size_t const gq = t.lanes.group_of(q);
-            unsigned const iq = static_cast<unsigned>(q - t.lanes.first_slot(gq));
-            uint64_t gv = s.load_group(gq);
-            uint64_t v = grouped_slots::slot_in(gv, iq, bits);
-            if (ll::st(v) == status::empty) {
-                if (s.cas_group(
-                        gq, gv,
-                        grouped_slots::with_slot(gv, iq, bits, (r << 3) | status::cluster_start)))
-                    return outcome::done;
-                continue;
-            }
-            if (ll::is_migration_lock(v)) return outcome::migrating;
-            // Block B: write lock the first empty slot right of q.
-            size_t w = 0;
-            switch (acquire_write_lock(t, q, w)) {
-                case lock_result::locked:
-                    break;
-                case lock_result::retry:
-                    continue;
-                case lock_result::full:
-                    return outcome::full;
-                case lock_result::migrating:
-                    return outcome::migrating;
-            }
-            // Block C: read lock our cluster start. No remove can change this supercluster while
-            // we hold its write lock, so the slots between it and q stay shifted.
-            size_t const c = acquire_read_lock_from(t, q);
-            if (c == no_slot) {
-                release_write_lock(t, w);
-                continue;
-            }
-            return insert_locked(t, q, r, c, w);
-        }
-    }
-
-    enum class lock_result { locked, retry, full, migrating };
-
-    // Block B. Scans right from q for the first empty slot and locks it (110, remainder 0). A write
-    // lock met on the way belongs to another writer of this supercluster: wait for it, then start
-    // over from q (a remove may have opened a hole behind the scan). An empty q means the trivial
-    // insert is possible again: retry.
-    //
-    // Invariant the lock must give (everything under it relies on it): when we hold w, [q, w) holds
-    // no hole, so w ends q's supercluster and no other writer holds a write lock between our
-    // cluster start and w. The scan alone does not ensure it, because it reads one group at a time:
-    //   1. the scan loads the group of slot x (an element) and moves on;
-    //   2. a remove R whose cluster holds x rebuilds it, x becomes the hole, R releases its write
-    //      lock w0 (> x) to empty;
-    //   3. the scan reaches w0, finds it empty and locks it.
-    // We now hold w0 with a hole at x inside [q, w0). Another writer can lock x, and its region
-    // [its cluster start, x] overlaps ours: an insert shifting through our cluster with a stale
-    // copy of it, or our own shift moving the hole (a phantom element) - the lost removes, false
-    // negatives and survivors the stress test saw. Removes therefore count holes_opened after
-    // writing their hole and before releasing their write lock (release), and we compare the count
-    // read before the scan (acquire) with the count after our lock CAS: in the interleaving above
-    // the CAS (or the load that found w0 refilled: every group write is an RMW, so it continues
-    // R's release sequence) synchronises with R's release, so the second read sees R's increment
-    // and we let go of w0 and retry. If the first read already saw the increment, R's hole
-    // happened-before every later load of the scan, which then stops at it. Inserts never open
-    // holes, and removes are rare (qmer's index and query never call them), so the retries cost
-    // nothing in the tool.
-    static lock_result acquire_write_lock(ll::table& t, uint64_t q, size_t& w) {
-        auto& s = t.slots;
-        auto const& l = t.lanes;
-        uint64_t const holes_before = t.holes_opened.load(std::memory_order_acquire);
-        for (size_t i = q;;) {
-            // The first empty or write-locked slot at or right of i, one group load at a time: the
-            // slots passed over hold elements or read locks, which the scan steps over anyway.
-            uint64_t gv = 0;
-            i = scan::first_hole_at_or_after(s, l, i, gv);
-            if (i == scan::npos) return lock_result::full;
-            size_t const g = l.group_of(i);
-            unsigned const k = static_cast<unsigned>(i - l.first_slot(g));
-            uint64_t const v = l.slot(gv, k);
-            if (ll::st(v) == status::write_lock) {
-                if (ll::rem(v) != 0) return lock_result::migrating;
-                while (t.get(i) == v) ll::pause();
-                return lock_result::retry;
-            }
-            if (i == q) return lock_result::retry;
-            if (s.cas_group(g, gv,
-                            grouped_slots::with_slot(gv, k, l.slot_bits(), status::write_lock))) {
-                // acquire: ordered after the CAS (see above for why that suffices).
-                if (t.holes_opened.load(std::memory_order_acquire) != holes_before) {
-                    release_write_lock(t, i);
-                    return lock_result::retry;
-                }
-                w = i;
-                return lock_result::locked;
-            }
-            // The group changed: re-examine slot i with a fresh load.
-        }
-    }
-
-    // Block C / G: scan left from q to the cluster start and read lock it (100 -> 010). Waits on a
-    // read lock. Only for callers holding the supercluster's write lock (the cluster cannot
-    // change).
-    static constexpr size_t no_slot = ~size_t{0};
-    static size_t acquire_read_lock_from(ll::table& t, uint64_t q) {
-        for (size_t c = q;;) {
-            // Shifted elements are passed over a group at a time; c is the nearest unshifted slot.
-            // A hole there (or no unshifted slot down to 0) cannot appear while we hold the write
-            // lock; should the table say otherwise, the caller starts over.
-            uint64_t gv = 0;
-            c = scan::last_stop_at_or_before(t.slots, t.lanes, c, gv);
-            if (c == scan::npos) return no_slot;
-            switch (try_read_lock(t, c, gv)) {
-                case stop_kind::locked:
-                    return c;
-                case stop_kind::again:
-                    continue;  // read locked, or the CAS lost: look at c again (fresh load)
-                case stop_kind::hole:
-                    return no_slot;
-            }
-        }
-    }
-
-    // What a left scan found at its stop c (a slot with the shifted bit clear, read from group
-    // value gv): a cluster start is read locked (100 -> 010) with one CAS on gv; a read lock held
-    // by someone else is waited for (pause, then the caller reloads); a hole ends the scan.
-    enum class stop_kind { locked, again, hole };
-    static stop_kind try_read_lock(ll::table& t, size_t c, uint64_t gv) {
-        auto const& l = t.lanes;
-        size_t const g = l.group_of(c);
-        unsigned const k = static_cast<unsigned>(c - l.first_slot(g));
-        uint64_t const v = l.slot(gv, k);
-        if (ll::st(v) == status::read_lock) {
-            ll::pause();
-            return stop_kind::again;
-        }
-        if (ll::st(v) == status::cluster_start) {
-            if (t.slots.cas_group(
-                    g, gv,
-                    grouped_slots::with_slot(gv, k, l.slot_bits(),
-                                             (v & ~status::mask) | status::read_lock)))
-                return stop_kind::locked;
-            return stop_kind::again;
-        }
-        return stop_kind::hole;
-    }
-
-    static void release_read_lock(ll::table& t, size_t c, uint64_t final_value) {
-        auto& s = t.slots;
-        size_t const g = t.lanes.group_of(c);
-        unsigned const k = static_cast<unsigned>(c - t.lanes.first_slot(g));
-        uint64_t gv = s.load_group(g);
-        // acq_rel CAS: release publishes every write made under the lock to the next holder.
-        while (!s.cas_group(g, gv, grouped_slots::with_slot(gv, k, s.slot_bits(), final_value))) {
-        }
-    }
-
-    static void release_write_lock(ll::table& t, size_t w) {
-        release_read_lock(t, w, status::empty);
-    }
-
-    // Writes new slot values for positions [lo, lo + vals.size()) left to right, one group CAS at a
-    // time. Waits while a slot to be overwritten is read locked by someone else (a query holding a
-    // later cluster of our supercluster): section 3.2, Block E. `own` is our read-locked slot. A
-    // read lock that the write would leave unchanged is not waited for.
-    static void write_range(ll::table& t, size_t lo, std::vector<uint64_t> const& vals,
-                            size_t own) {
-        auto& s = t.slots;
-        auto const& l = t.lanes;
-        unsigned const bits = s.slot_bits();
-        uint64_t const slot_mask = grouped_slots::slot_mask(bits);
-        size_t const hi = lo + vals.size();
-        size_t i = lo;
-        while (i < hi) {
-            size_t const g = l.group_of(i);
-            size_t const base = l.first_slot(g);
-            size_t const last = std::min(hi, l.first_slot(g + 1));
-            // The new lanes of this group, as one value and one mask.
-            uint64_t put = 0, mask = 0;
-            for (size_t j = i; j < last; ++j) {
-                unsigned const shift = static_cast<unsigned>(j - base) * bits;
-                put |= (vals[j - lo] & slot_mask) << shift;
-                mask |= slot_mask << shift;
-            }
-            // Lanes (bit 0 of each) we overwrite that may hold someone else's read lock.
-            uint64_t mine = mask & l.lane0();
-            if (own >= base && own < last) mine &= ~(uint64_t{1} << ((own - base) * bits));
-            uint64_t gv = s.load_group(g);
-            for (;;) {
-                // Read locks (010: shifted 0, continuation 1, occupied 0) among those lanes whose
-                // value the write would change.
-                uint64_t locked = l.stops(gv) & l.cont_bit(gv) & ~l.occ_bit(gv) & mine;
-                bool locked_by_other = false;
-                for (; locked != 0; locked &= locked - 1) {
-                    unsigned const shift = static_cast<unsigned>(__builtin_ctzll(locked));
-                    if (((gv ^ put) >> shift & slot_mask) != 0) locked_by_other = true;
-                }
-                if (locked_by_other) {
-                    ll::pause();
-                    gv = s.load_group(g);
-                    continue;
-                }
-                uint64_t const nv = (gv & ~mask) | put;
-                if (nv == gv || s.cas_group(g, gv, nv)) break;
-            }
-            i = last;
-        }
-    }
-
-    // Slots [lo, lo + out.size()) as the sequential layout has them, one load per group. Only for
-    // a region held under the write lock and the cluster's read lock (it cannot change).
-    static void read_normalized(ll::table const& t, size_t lo, std::vector<uint64_t>& out) {
-        auto const& l = t.lanes;
-        unsigned const spg = l.slots_per_group();
-        size_t g = l.group_of(lo);
-        auto k = static_cast<unsigned>(lo - l.first_slot(g));
-        uint64_t gv = out.empty() ? 0 : t.slots.load_group(g);
-        for (size_t i = 0; i < out.size(); ++i, ++k) {
-            if (k == spg) {
-                gv = t.slots.load_group(++g);
-                k = 0;
-            }
-            out[i] = ll::normalized(l.slot(gv, k));
-        }
-    }
-
-    // Blocks D-E under both locks (the region [c, w] cannot change under us): find where run q
-    // begins with group scans over [c, q], decode [q, w], insert like the sequential filter, write
-    // back [q, w].
-    static outcome insert_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
-        thread_local std::vector<uint64_t> buf;
-        buf.resize(w - q + 1);
-        read_normalized(t, q, buf);
-        auto occ = [&](size_t i) { return (buf[i - q] & status::occupied) != 0; };
-        auto cont = [&](size_t i) { return (buf[i - q] & status::continuation) != 0; };
-        // q's slot counts as occupied from here on: where run q is, or would begin.
-        bool const had_run = occ(q);
-        buf[0] |= status::occupied;
-        // Block D: step over one run per occupied slot in (c, q] from the cluster start. Runs
-        // begin at or after their canonical slot, so run q begins in [q, w].
-        size_t s = c;
-        uint64_t start_value = buf[0];  // slot c, normalized (a cluster start)
-        if (q != c) {
-            scan::span_summary const sum = scan::summarize(t.slots, t.lanes, c, q);
-            start_value = ll::normalized(sum.start_value);
-            unsigned const runs = sum.occupied + (had_run ? 0 : 1);
-            s = runs > sum.run_starts
-                    ? scan::nth_run_start_after(t.slots, t.lanes, q - 1, runs - sum.run_starts)
-                    : scan::nth_run_start_after(t.slots, t.lanes, c, runs);
-        }
-        assert(s >= q && s <= w);
-        size_t p = s;
-        if (had_run) {
-            for (;;) {
-                uint64_t const x = buf[p - q] >> 3;
-                if (x == r) {
-                    release_read_lock(t, c, (start_value & ~status::mask) | status::cluster_start);
-                    release_write_lock(t, w);
-                    return outcome::present;
-                }
-                if (x > r) break;
-                ++p;
-                if (p >= w || !cont(p)) break;
-            }
-        }
-        // Block E: shift [p, w) right by one into the write-locked slot w, in place.
-        uint64_t element = (r << 3) | (p != q ? status::shifted : 0) |
-                           (had_run && p != s ? status::continuation : 0);
-        bool const displaced_run_start = had_run && p == s;
-        for (size_t i = p; i <= w; ++i) {
-            uint64_t const old = buf[i - q];
-            uint64_t old_element = old & ~status::occupied;
-            if (i == p && displaced_run_start) old_element |= status::continuation;
-            buf[i - q] = element | (old & status::occupied);
-            element = old_element | status::shifted;
-        }
-        // The cluster start stays read locked until everything behind it is written.
-        if (q == c) {
-            start_value = buf[0];
-            buf[0] = (buf[0] & ~status::mask) | status::read_lock;
-        }
-        write_range(t, q, buf, c);
-        release_read_lock(t, c, (start_value & ~status::mask) | status::cluster_start);
-        return outcome::done;
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Blocks F-I: query.
-    static bool query(ll::table& t, uint64_t h) noexcept {
-        auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
-        uint64_t const q = t.g.quotient(h);
-        uint64_t const r = t.g.remainder(h);
-        // Block F: the answer from the canonical slot's group alone.
-        size_t const gq = t.lanes.group_of(q);
-        uint64_t const gv = s.load_group(gq);
-        auto const iq = static_cast<unsigned>(q - t.lanes.first_slot(gq));
-        uint64_t const v = grouped_slots::slot_in(gv, iq, bits);
-        if (!ll::occupied(v)) return false;
-        if (ll::st(v) == status::cluster_start && ll::rem(v) == r) return true;
-        int const local = query_in_group(gv, iq, s.slots_per_group(), bits, r);
-        if (local >= 0) return local == 1;
-        return query_locked(t, q, r);
-    }
-
-    // -1 when the group cannot answer: its cluster start must be inside the group and unlocked, and
-    // the run must end inside the group. A group snapshot is consistent for such a cluster (see
-    // top).
-    static int query_in_group(uint64_t gv, unsigned iq, unsigned spg, unsigned bits,
-                              uint64_t r) noexcept {
-        auto at = [&](unsigned i) { return grouped_slots::slot_in(gv, i, bits); };
-        unsigned c = iq;
-        for (;;) {
-            uint64_t const v = at(c);
-            if (!ll::has_element(v) || ll::st(v) == status::read_lock) return -1;
-            if (ll::st(v) == status::cluster_start) break;
-            if (c == 0) return -1;
-            --c;
-        }
-        unsigned b = c, s = c;
-        while (b != iq) {
-            do {
-                if (++s >= spg) return -1;
-            } while (ll::continuation(at(s)));
-            do ++b;
-            while (!ll::occupied(at(b)));
-        }
-        for (unsigned i = s;;) {
-            uint64_t const x = ll::rem(at(i));
-            if (x == r) return 1;
-            if (x > r) return 0;
-            if (++i >= spg) return -1;
-            if (!ll::continuation(at(i))) return 0;
-        }
-    }
-
-    // Blocks G-I: read lock the cluster start, check it still starts q's cluster (a concurrent
-    // remove may have split the cluster or emptied slots while we scanned), then search the run.
-    static bool query_locked(ll::table& t, uint64_t q, uint64_t r) noexcept {
-        auto& s = t.slots;
-        auto const& l = t.lanes;
-        for (;;) {
-            // Block G: scan left (a group at a time) to the nearest unshifted slot and read lock
-            // it if it is a cluster start.
-            size_t c = q;
-            bool restart = false;
-            for (;;) {
-                uint64_t gv = 0;
-                c = scan::last_stop_at_or_before(s, l, c, gv);
-                if (c == scan::npos) {
-                    restart = true;  // shifted down to slot 0: the table changed under the scan
-                    break;
-                }
-                stop_kind const k = try_read_lock(t, c, gv);
-                if (k == stop_kind::locked) break;
-                if (k == stop_kind::hole) {
-                    restart = true;  // a hole: the table changed under the scan
-                    break;
-                }
-            }
-            if (restart) {
-                if (!ll::occupied(t.get(q))) return false;
-                ll::pause();
-                continue;
-            }
-            // Under the lock (every load below comes after the lock CAS): every slot in (c, q]
-            // must still be shifted, i.e. in c's cluster. The same pass counts the runs to step
-            // over (occupied slots in (c, q]) and the run starts before q.
-            scan::span_summary const sum = scan::summarize(s, l, c, q);
-            uint64_t const start_unlocked =
-                (sum.start_value & ~status::mask) | status::cluster_start;
-            if (!sum.all_shifted) {
-                release_read_lock(t, c, start_unlocked);
-                continue;
-            }
-            bool found = false;
-            if (ll::occupied(sum.q_value)) {
-                // Block H: run q begins at the sum.occupied-th run start after c; runs begin at or
-                // after their canonical slot, so after the run starts counted in (c, q) it is
-                // among those from q on (the general form is kept should that not hold).
-                size_t p = c;
-                if (q != c) {
-                    p = sum.occupied > sum.run_starts
-                            ? scan::nth_run_start_after(s, l, q - 1, sum.occupied - sum.run_starts)
-                            : scan::nth_run_start_after(s, l, c, sum.occupied);
-                }
-                // Block I: search the sorted run.
-                found = p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
-            }
-            release_read_lock(t, c, start_unlocked);
-            return found;
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Remove: write lock, read lock, rebuild the cluster without the fingerprint.
-    static bool remove_from(ll::table& t, uint64_t h) {
-        uint64_t const q = t.g.quotient(h);
-        uint64_t const r = t.g.remainder(h);
-        for (;;) {
-            uint64_t const v = t.get(q);
-            if (!ll::occupied(v)) return false;
-            size_t w = 0;
-            switch (acquire_write_lock(t, q, w)) {
-                case lock_result::locked:
-                    break;
-                case lock_result::retry:
-                    continue;
-                case lock_result::full:  // no empty slot right of q: cannot happen while q has a
-                                         // run
-                case lock_result::migrating:
-                    return false;  // excluded by the removers handshake
-            }
-            size_t const c = acquire_read_lock_from(t, q);
-            if (c == no_slot) {
-                release_write_lock(t, w);
-                continue;
-            }
-            return remove_locked(t, q, r, c, w);
-        }
-    }
-
-    static bool remove_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t w) {
-        thread_local std::vector<uint64_t> buf, out;
-        thread_local std::vector<std::pair<uint64_t, uint64_t>> entries;
-        size_t const n = w - c;
-        buf.resize(n);
-        read_normalized(t, c, buf);
-        // Decode c's cluster.
-        entries.clear();
-        uint64_t quot = c;
-        size_t end = c;
-        for (; end < w; ++end) {
-            uint64_t const x = buf[end - c];
-            if (end != c && !(x & status::shifted)) break;
-            if (end != c && !(x & status::continuation)) {
-                do ++quot;
-                while (!(buf[quot - c] & status::occupied));
-            }
-            entries.emplace_back(quot, x >> 3);
-        }
-        auto const it = std::find(entries.begin(), entries.end(), std::pair{q, r});
-        uint64_t const start_unlocked = (buf[0] & ~status::mask) | status::cluster_start;
-        if (it == entries.end()) {
-            release_read_lock(t, c, start_unlocked);
-            release_write_lock(t, w);
-            return false;
-        }
-        entries.erase(it);
-        // Rebuild [c, end): each entry at the first free position at or after its quotient.
-        out.assign(end - c, 0);
-        size_t next = c;
-        uint64_t prev_q = ~uint64_t{0};
-        for (auto [eq, er] : entries) {
-            size_t const pos = std::max<size_t>(eq, next);
-            out[eq - c] |= status::occupied;
-            out[pos - c] |= (er << 3) | (pos != eq ? status::shifted : 0) |
-                            (eq == prev_q ? status::continuation : 0);
-            prev_q = eq;
-            next = pos + 1;
-        }
-        // New cluster starts (and c) stay read locked until the whole cluster is written.
-        std::vector<size_t> starts;
-        for (size_t i = 0; i < out.size(); ++i)
-            if (ll::st(out[i]) == status::cluster_start) {
-                starts.push_back(c + i);
-                out[i] = (out[i] & ~status::mask) | status::read_lock;
-            }
-        std::vector<uint64_t> finals;
-        for (size_t x : starts)
-            finals.push_back((out[x - c] & ~status::mask) | status::cluster_start);
-        if (ll::st(out[0]) != status::read_lock) {
-            // c emptied (its single element removed): keep it locked while writing the rest.
-            uint64_t const final_c = out[0];
-            out[0] = (buf[0] & ~status::mask) | status::read_lock;
-            write_range(t, c, out, c);
-            release_read_lock(t, c, final_c);
-        } else {
-            write_range(t, c, out, c);
-        }
-        for (size_t i = 0; i < starts.size(); ++i) release_read_lock(t, starts[i], finals[i]);
-        // The hole is written (c's release above included): count it before the write lock goes,
-        // so a write-lock scan that passed the hole and then finds w unlocked retries (see
-        // acquire_write_lock()). release: the hole's writes happen-before a reader of the count.
-        t.holes_opened.fetch_add(1, std::memory_order_release);
-        release_write_lock(t, w);
-        return true;
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Bounded growing.
+    // Bounded growing: a migration's state and its phases over blocks are ll:: (migration.hpp);
+    // here, starting one and helping it.
     void start_migration(ll::table* t) {
         ll::migration* m = nullptr;
         {
@@ -1007,16 +411,16 @@ class locally_locked_filter {
         // Phase 1: migration-lock every empty slot, block by block. relaxed claim: the counter
         // only hands out block numbers; done1 (acq_rel) orders the work.
         for (size_t b; (b = m.claim1.fetch_add(1, std::memory_order_relaxed)) < m.blocks;) {
-            lock_block(src, b * m.block_groups,
-                       std::min(src.slots.group_count(), (b + 1) * m.block_groups));
+            ll::lock_block(src, b * m.block_groups,
+                           std::min(src.slots.group_count(), (b + 1) * m.block_groups));
             m.done1.fetch_add(1, std::memory_order_acq_rel);
         }
         while (m.done1.load(std::memory_order_acquire) < m.blocks) ll::pause();
         // Phase 2: the source is frozen (only read locks come and go); copy superclusters.
         size_t const spg = src.slots.slots_per_group();
         for (size_t b; (b = m.claim2.fetch_add(1, std::memory_order_relaxed)) < m.blocks;) {
-            copy_block(src, *m.target, b * m.block_groups * spg,
-                       std::min(src.total_slots, (b + 1) * m.block_groups * spg));
+            ll::copy_block(src, *m.target, b * m.block_groups * spg,
+                           std::min(src.total_slots, (b + 1) * m.block_groups * spg));
             m.done2.fetch_add(1, std::memory_order_acq_rel);
         }
         while (m.done2.load(std::memory_order_acquire) < m.blocks) ll::pause();
@@ -1025,103 +429,6 @@ class locally_locked_filter {
         ll::table* expected = m.source;
         if (current_.compare_exchange_strong(expected, m.target, std::memory_order_acq_rel))
             migration_.store(nullptr, std::memory_order_release);
-    }
-
-    // Phase 1 for groups [g0, g1): every empty slot becomes a migration lock (110, remainder 1).
-    // A write lock (an insert or remove in flight) is waited out first: that writer finishes in the
-    // old table and its work is copied in phase 2.
-    static void lock_block(ll::table& t, size_t g0, size_t g1) {
-        auto& s = t.slots;
-        unsigned const bits = s.slot_bits();
-        unsigned const spg = s.slots_per_group();
-        for (size_t g = g0; g < g1; ++g) {
-            uint64_t gv = s.load_group(g);
-            for (;;) {
-                uint64_t nv = gv;
-                bool writer = false;
-                for (unsigned k = 0; k < spg && g * spg + k < t.total_slots; ++k) {
-                    uint64_t const v = grouped_slots::slot_in(gv, k, bits);
-                    if (ll::st(v) == status::empty)
-                        nv = grouped_slots::with_slot(nv, k, bits, (1u << 3) | status::write_lock);
-                    else if (ll::st(v) == status::write_lock && ll::rem(v) == 0)
-                        writer = true;
-                }
-                if (writer) {
-                    ll::pause();
-                    gv = s.load_group(g);
-                    continue;
-                }
-                if (nv == gv || s.cas_group(g, gv, nv)) break;
-            }
-        }
-    }
-
-    // Phase 2 for source slots [lo, hi): copies every supercluster that starts there (the last may
-    // run past hi). Elements come out in fingerprint order, so each goes to the first free target
-    // position at or after its new quotient. A supercluster of old positions [s, e) lands at target
-    // positions below 2e, before the next one's first quotient 2(e+1): blocks never share a target
-    // slot, and the target's slots are written with fetch_or on zeroed groups (each bit once).
-    // The sorted layout shared by copy_block() and append_sorted(): places fp, larger than every
-    // fingerprint placed before with `st`, at the first free slot at or after its quotient in t,
-    // whose slots start zero; sets the quotient's occupied bit and the element's shifted and
-    // continuation bits through or_bits(group, bits). False, writing nothing, past the table.
-    template <typename OrBits>
-    static bool place_sorted(ll::table const& t, uint64_t fp, sorted_append_state& st,
-                             OrBits&& or_bits) {
-        uint64_t const q = fp >> t.g.remainder_bits;
-        size_t const pos = std::max<size_t>(q, st.next);
-        if (pos >= t.total_slots) return false;
-        auto const& l = t.lanes;
-        auto put = [&](size_t slot, uint64_t bits) {
-            size_t const g = l.group_of(slot);
-            unsigned const shift = static_cast<unsigned>(slot - l.first_slot(g)) * l.slot_bits();
-            or_bits(g, bits << shift);
-        };
-        if (q != st.last_q) put(q, status::occupied);
-        put(pos, ((fp & t.g.remainder_mask()) << 3) | (pos != q ? status::shifted : 0) |
-                     (q == st.last_q ? status::continuation : 0));
-        st.last_fp = fp;
-        st.last_q = q;
-        st.next = pos + 1;
-        return true;
-    }
-
-    static void copy_block(ll::table const& src, ll::table& dst, size_t lo, size_t hi) {
-        // The source is frozen apart from read locks coming and going, which the ll:: predicates
-        // see through: one load per group (two caches: scan position, canonical slot) is enough.
-        scan::cached_reader at(src.slots, src.lanes), canonical(src.slots, src.lanes);
-        size_t p = lo;
-        if (p > 0 && ll::has_element(at(p - 1)))
-            while (p < src.total_slots && ll::has_element(at(p))) ++p;
-        auto words = dst.slots.groups();
-        // fetch_or: two blocks' superclusters may end and begin in one target group. relaxed:
-        // published by the done2 / current_ chain in help().
-        auto or_bits = [&](size_t g, uint64_t bits) {
-            words[g].fetch_or(bits, std::memory_order_relaxed);
-        };
-        while (p < hi) {
-            if (!ll::has_element(at(p))) {
-                ++p;
-                continue;
-            }
-            uint64_t quot = p;
-            sorted_append_state st;  // each supercluster is laid out on its own
-            size_t i = p;
-            for (; i < src.total_slots; ++i) {
-                uint64_t const v = at(i);
-                if (!ll::has_element(v)) break;
-                if (!ll::shifted(v)) {
-                    quot = i;
-                } else if (!ll::continuation(v)) {
-                    do ++quot;
-                    while (!ll::occupied(canonical(quot)));
-                }
-                [[maybe_unused]] bool const placed =
-                    place_sorted(dst, src.g.fingerprint_of(quot, ll::rem(v)), st, or_bits);
-                assert(placed);  // the target holds twice the source's slots
-            }
-            p = i;
-        }
     }
 
     growing_policy policy_;
