@@ -4,9 +4,11 @@
 // file (and record) when there is one, and caught once in app/main.cpp, which prints it as one line
 // and maps its kind to an exit code (app/exit_code.hpp: core knows no exit codes).
 //
-// The filters' own geometry checks (core/qf/) throw std::invalid_argument: a table that cannot be
-// built is a caller's error, which the app reports as a bad parameter (app/index/run.cpp) or a
-// damaged index (app/filters/persistence.hpp).
+// Every filter's own geometry checks (core/qf/, core/bloom/, core/cuckoo/) throw
+// std::invalid_argument: a table that cannot be built is a caller's error, which the app reports
+// as a bad parameter (app/index/run.cpp) or a damaged index (app/filters/persistence.hpp). A
+// user's parameters are checked once, before anything is allocated (core/bounds.hpp), and throw
+// usage_error.
 
 #include <stdexcept>
 #include <string>

@@ -303,10 +303,6 @@ std::unique_ptr<F> load_filter(io::index_file const& index) {
         return filter_state<F>::from_arrays(arrays);
     } catch (std::invalid_argument const& e) {
         throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
-    } catch (usage_error const& e) {
-        // Some constructors check their geometry as a user's parameter (bloom_filter: "impossible
-        // geometry"); read from a file, it is a damaged index (found by fuzz/index_damage_fuzz).
-        throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
     }
 }
 

@@ -24,10 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 
 #include "core/bitset/atomic_bitset.hpp"
 #include "core/bloom/bloom_filter.hpp"
-#include "core/error.hpp"
 #include "core/filter/filter.hpp"
 
 namespace qmer {
@@ -87,7 +87,7 @@ class blocked_bloom_filter {
         : blocked_bloom_filter(plan(expected_n, fpr)) {}
     explicit blocked_bloom_filter(geometry g) : geometry_(g), bits_(g.blocks * block_bits) {
         if (g.blocks == 0 || g.probes == 0 || g.probes > bloom_detail::max_probes)
-            throw usage_error("blocked bloom filter: impossible geometry");
+            throw std::invalid_argument("blocked bloom filter: impossible geometry");
     }
 
     insert_result insert(uint64_t h) noexcept {

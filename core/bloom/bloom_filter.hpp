@@ -41,10 +41,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "core/bitset/atomic_bitset.hpp"
-#include "core/error.hpp"
 #include "core/filter/filter.hpp"
 
 namespace qmer {
@@ -70,10 +70,12 @@ inline uint64_t fmix64(uint64_t x) noexcept {
 
 inline void check_parameters(size_t expected_n, double fpr, char const* who) {
     if (expected_n == 0)
-        throw usage_error(std::string(who) + ": the expected number of elements must be > 0");
+        throw std::invalid_argument(std::string(who) +
+                                    ": the expected number of elements must be > 0");
     if (!(fpr > 0.0 && fpr < 1.0))
-        throw usage_error(std::string(who) + ": the false-positive rate must be in (0, 1), got " +
-                          std::to_string(fpr));
+        throw std::invalid_argument(std::string(who) +
+                                    ": the false-positive rate must be in (0, 1), got " +
+                                    std::to_string(fpr));
 }
 
 inline constexpr unsigned max_probes = 32;
@@ -106,7 +108,7 @@ class bloom_filter {
     bloom_filter(size_t expected_n, double fpr) : bloom_filter(plan(expected_n, fpr)) {}
     explicit bloom_filter(geometry g) : geometry_(g), bits_(g.bits) {
         if (g.bits == 0 || g.probes == 0 || g.probes > bloom_detail::max_probes)
-            throw usage_error("bloom filter: impossible geometry");
+            throw std::invalid_argument("bloom filter: impossible geometry");
     }
 
     insert_result insert(uint64_t h) noexcept {

@@ -73,7 +73,6 @@
 #include <string>
 
 #include "core/bitset/atomic_bitset.hpp"
-#include "core/error.hpp"
 #include "core/filter/filter.hpp"
 
 namespace qmer {
@@ -105,11 +104,12 @@ class basic_cuckoo_filter {
           bucket_shift_(64 - static_cast<unsigned>(std::countr_zero(buckets))),
           table_(buckets) {
         if (buckets < 2 || !std::has_single_bit(buckets))
-            throw usage_error("cuckoo filter: the bucket count must be a power of two >= 2");
+            throw std::invalid_argument(
+                "cuckoo filter: the bucket count must be a power of two >= 2");
     }
 
     static uint64_t buckets_for(size_t capacity) {
-        if (capacity == 0) throw usage_error("cuckoo filter: capacity must be > 0");
+        if (capacity == 0) throw std::invalid_argument("cuckoo filter: capacity must be > 0");
         double const need =
             std::ceil(static_cast<double>(capacity) / (slots_per_bucket * max_load));
         return std::max<uint64_t>(2, std::bit_ceil(static_cast<uint64_t>(need)));

@@ -42,12 +42,12 @@ TEST(bloom_filter, plan_gives_the_textbook_size_and_probe_count) {
     EXPECT_NEAR(f.fpr_after(1000000), 0.001, 0.00005);
 }
 
-TEST(bloom_filter, impossible_parameters_are_usage_errors) {
-    EXPECT_THROW(bloom_filter(0, 0.01), qmer::usage_error);
-    EXPECT_THROW(bloom_filter(100, 0.0), qmer::usage_error);
-    EXPECT_THROW(bloom_filter(100, 1.0), qmer::usage_error);
-    EXPECT_THROW(blocked_bloom_filter(100, -0.5), qmer::usage_error);
-    EXPECT_THROW(blocked_bloom_filter(0, 0.01), qmer::usage_error);
+TEST(bloom_filter, impossible_parameters_are_refused) {
+    EXPECT_THROW(bloom_filter(0, 0.01), std::invalid_argument);
+    EXPECT_THROW(bloom_filter(100, 0.0), std::invalid_argument);
+    EXPECT_THROW(bloom_filter(100, 1.0), std::invalid_argument);
+    EXPECT_THROW(blocked_bloom_filter(100, -0.5), std::invalid_argument);
+    EXPECT_THROW(blocked_bloom_filter(0, 0.01), std::invalid_argument);
 }
 
 TEST(bloom_filter, one_insert_sets_at_most_k_bits_and_answers_inserted_once) {

@@ -90,9 +90,9 @@ TEST(cuckoo_filter, sizing_and_bad_geometry) {
     cuckoo_filter f(1000);
     EXPECT_EQ(f.capacity(), 2048u);
     EXPECT_EQ(f.memory_bytes() >= 512 * 8, true);
-    EXPECT_THROW(cuckoo_filter(0), qmer::usage_error);
-    EXPECT_THROW(cuckoo_filter(uint64_t{3}, 0), qmer::usage_error);
-    EXPECT_THROW(cuckoo_filter(uint64_t{1}, 0), qmer::usage_error);
+    EXPECT_THROW(cuckoo_filter(0), std::invalid_argument);
+    EXPECT_THROW(cuckoo_filter(uint64_t{3}, 0), std::invalid_argument);
+    EXPECT_THROW(cuckoo_filter(uint64_t{1}, 0), std::invalid_argument);
 }
 
 TEST(cuckoo_filter, retry_test_counts_modulo_two_to_the_sixteen) {
