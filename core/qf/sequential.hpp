@@ -255,6 +255,18 @@ inline size_t nth_run_start_after(grouped_slots const& s, layout const& l, size_
     }
 }
 
+// Block H, the one run-finding step of every quotient filter here with these status bits: where
+// the run of quotient q begins, its cluster starting at c <= q, after stepping over `runs` runs
+// from c (the occupied quotients in (c, q], from summarize(); one more where an insert makes q's
+// run), `run_starts` being the run starts in (c, q). Runs begin at or after their quotient, so
+// when more runs are stepped over than start before q, the others start from q on: only those are
+// selected. q == c gives c when runs is 0 (callers step over nothing then).
+inline size_t run_start_in_cluster(grouped_slots const& s, layout const& l, size_t c, size_t q,
+                                   unsigned runs, unsigned run_starts) noexcept {
+    return runs > run_starts ? nth_run_start_after(s, l, q - 1, runs - run_starts)
+                             : nth_run_start_after(s, l, c, runs);
+}
+
 // Block I: searches the sorted run starting at p for remainder r; true if found. Reads each
 // group once.
 inline bool run_contains(grouped_slots const& s, layout const& l, size_t total_slots, size_t p,
@@ -434,9 +446,7 @@ class sequential_filter {
         size_t const c = scan::last_stop_at_or_before(slots_, layout_, q, unused);
         if (c == q) return q;
         scan::span_summary const sum = scan::summarize(slots_, layout_, c, q);
-        if (sum.occupied > sum.run_starts)
-            return scan::nth_run_start_after(slots_, layout_, q - 1, sum.occupied - sum.run_starts);
-        return scan::nth_run_start_after(slots_, layout_, c, sum.occupied);
+        return scan::run_start_in_cluster(slots_, layout_, c, q, sum.occupied, sum.run_starts);
     }
 
     // (quotient, remainder) of every element of the cluster starting at c, in table order.

@@ -101,9 +101,7 @@ inline outcome insert_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, siz
         scan::span_summary const sum = scan::summarize(t.slots, t.lanes, c, q);
         start_value = ll::normalized(sum.start_value);
         unsigned const runs = sum.occupied + (had_run ? 0 : 1);
-        s = runs > sum.run_starts
-                ? scan::nth_run_start_after(t.slots, t.lanes, q - 1, runs - sum.run_starts)
-                : scan::nth_run_start_after(t.slots, t.lanes, c, runs);
+        s = scan::run_start_in_cluster(t.slots, t.lanes, c, q, runs, sum.run_starts);
     }
     assert(s >= q && s <= w);
     size_t p = s;

@@ -112,9 +112,7 @@ inline bool query_locked(ll::table& t, uint64_t q, uint64_t r) noexcept {
             // among those from q on (the general form is kept should that not hold).
             size_t p = c;
             if (q != c) {
-                p = sum.occupied > sum.run_starts
-                        ? scan::nth_run_start_after(s, l, q - 1, sum.occupied - sum.run_starts)
-                        : scan::nth_run_start_after(s, l, c, sum.occupied);
+                p = scan::run_start_in_cluster(s, l, c, q, sum.occupied, sum.run_starts);
             }
             // Block I: search the sorted run.
             found = p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
@@ -166,9 +164,7 @@ inline bool query_final(table const& t, uint64_t h) noexcept {
         lanes = before_q = l.lane0();
     }
     // Block H as in query_locked(): run q begins at the occupied-th run start after c.
-    size_t const p = occupied > run_starts
-                         ? scan::nth_run_start_after(s, l, q - 1, occupied - run_starts)
-                         : scan::nth_run_start_after(s, l, c, occupied);
+    size_t const p = scan::run_start_in_cluster(s, l, c, q, occupied, run_starts);
     return p < t.total_slots && scan::run_contains(s, l, t.total_slots, p, r);
 }
 
