@@ -236,8 +236,11 @@ struct bloom_state {
         if (a.size() != 1 || a[0].params.size() != 5 || a[0].params[1] == 0 || a[0].params[1] > 64)
             throw std::invalid_argument("Bloom filter: expected one array of 5 parameters");
         auto const& p = a[0].params;
-        // Bits (or blocks of block_bits) the saved words must hold, checked before allocating.
-        check_slots_fit(p[0], bits_per_unit(), a[0].words.size(), "Bloom filter");
+        // The saved words must be exactly the bits (or blocks of 8 words) the geometry names,
+        // checked before the set is allocated: a block count checked as one word each let a
+        // crafted file allocate 8x its words.
+        if (p[0] == 0 || p[0] > a[0].words.size() * 64 || words_for(p[0]) != a[0].words.size())
+            throw std::invalid_argument("Bloom filter: the words do not match its size");
         typename Bloom::geometry g{};
         set_first_dimension(g, p[0]);
         g.probes = static_cast<uint32_t>(p[1]);
@@ -249,9 +252,14 @@ struct bloom_state {
     }
 
   private:
-    // A plain filter's first dimension counts bits; a blocked one's counts blocks of whole words
-    // (so at least one word each).
-    static uint64_t bits_per_unit() { return std::is_same_v<Bloom, blocked_bloom_filter> ? 64 : 1; }
+    // A plain filter's first dimension counts bits; a blocked one's counts blocks of
+    // block_words words.
+    static uint64_t words_for(uint64_t first_dimension) {
+        if constexpr (std::is_same_v<Bloom, blocked_bloom_filter>)
+            return first_dimension * blocked_bloom_filter::block_words;
+        else
+            return (first_dimension + 63) / 64;
+    }
     static uint64_t first_dimension(bloom_filter::geometry const& g) { return g.bits; }
     static uint64_t first_dimension(blocked_bloom_filter::geometry const& g) { return g.blocks; }
     static void set_first_dimension(bloom_filter::geometry& g, uint64_t v) { g.bits = v; }

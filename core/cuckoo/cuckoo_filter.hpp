@@ -100,13 +100,9 @@ class basic_cuckoo_filter {
     explicit basic_cuckoo_filter(size_t capacity) : basic_cuckoo_filter(buckets_for(capacity), 0) {}
     // From an explicit bucket count (a power of two >= 2), e.g. when loading an index.
     basic_cuckoo_filter(uint64_t buckets, int /*tag: explicit geometry*/)
-        : bucket_mask_(buckets - 1),
+        : bucket_mask_(checked_buckets(buckets) - 1),
           bucket_shift_(64 - static_cast<unsigned>(std::countr_zero(buckets))),
-          table_(buckets) {
-        if (buckets < 2 || !std::has_single_bit(buckets))
-            throw std::invalid_argument(
-                "cuckoo filter: the bucket count must be a power of two >= 2");
-    }
+          table_(buckets) {}
 
     static uint64_t buckets_for(size_t capacity) {
         if (capacity == 0) throw std::invalid_argument("cuckoo filter: capacity must be > 0");
@@ -232,6 +228,13 @@ class basic_cuckoo_filter {
     }
 
   private:
+    // Checked before the table is allocated (the first member initialiser calls it).
+    static uint64_t checked_buckets(uint64_t buckets) {
+        if (buckets < 2 || !std::has_single_bit(buckets))
+            throw std::invalid_argument(
+                "cuckoo filter: the bucket count must be a power of two >= 2");
+        return buckets;
+    }
     static uint64_t mix(uint64_t x) noexcept {  // splitmix64 step: the random walk's choices
         x += 0x9e3779b97f4a7c15ULL;
         x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -86,6 +86,41 @@ TEST(persistence, a_refused_geometry_is_a_damaged_index) {
     std::filesystem::remove(path);
 }
 
+// A Bloom filter's saved size must match its words exactly (a blocked filter's block is 8 words;
+// checking one word per block let a crafted file allocate 8x its words before restore() refused).
+TEST(persistence, bloom_sizes_that_do_not_match_their_words_are_damaged_indexes) {
+    auto const path = scratch("bloom.qmer");
+    auto write = [&](char const* filter, uint64_t first_dimension, size_t words) {
+        qmer::io::index_header header;
+        header.filter = filter;
+        qmer::io::index_writer writer(path.string(), header);
+        std::vector<uint64_t> const params{first_dimension, 3, 100, 10000000000, 0};
+        writer.add_section(params, std::vector<uint64_t>(words));
+        writer.commit();
+    };
+    write("blocked-bloom", 64, 64);  // 64 blocks need 512 words
+    {
+        qmer::io::index_file const index(path.string());
+        EXPECT_THROW(filter_codec<filter_kind::blocked_bloom>::load(index), qmer::index_error);
+    }
+    write("blocked-bloom", 8, 64);  // 8 blocks, 64 words: loads
+    {
+        qmer::io::index_file const index(path.string());
+        EXPECT_NE(filter_codec<filter_kind::blocked_bloom>::load(index), nullptr);
+    }
+    write("bloom", 64 * 64 + 1, 64);  // one bit past the words
+    {
+        qmer::io::index_file const index(path.string());
+        EXPECT_THROW(filter_codec<filter_kind::bloom>::load(index), qmer::index_error);
+    }
+    write("bloom", 64 * 62 + 1, 64);  // needs 63 words: one word too many
+    {
+        qmer::io::index_file const index(path.string());
+        EXPECT_THROW(filter_codec<filter_kind::bloom>::load(index), qmer::index_error);
+    }
+    std::filesystem::remove(path);
+}
+
 // Sizing: a fixed quotient filter gets 2^q >= n / fill slots and the fewest remainder bits r with
 // fill * 2^-r <= fpr.
 TEST(sizing, quotient_filter_geometry_meets_the_fpr_at_its_fill) {
