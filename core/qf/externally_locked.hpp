@@ -62,7 +62,6 @@ class externally_locked {
         slots_ = grouped_slots((size_t{1} << quotient_bits) + overflow_slots, remainder_bits + 3);
         total_ = slots_.slot_count();
         spg_ = slots_.slots_per_group();
-        div_magic_ = ~uint64_t{0} / spg_ + 1;  // 0 for spg_ = 1, which divides instead
         stripe_count_ = (total_ + slots_per_lock - 1) / slots_per_lock;
         stripes_ = std::make_unique<stripe[]>(stripe_count_);
     }
@@ -257,20 +256,13 @@ class externally_locked {
     }
     void store(size_t s, uint64_t v) noexcept { slots_.set_unsynchronized(s, v); }
 
-    // s / slots_per_group without a divide instruction (the scans call it for every slot): with
-    // M = floor((2^64 - 1) / d) + 1, floor(s / d) = high 64 bits of M * s, exact for s < 2^32
-    // (Lemire, Kaser, Kurz 2019); larger tables divide.
-    size_t group_of(size_t s) const noexcept {
-        __extension__ using u128 = unsigned __int128;
-        if ((s >> 32) != 0 || spg_ == 1) return s / spg_;
-        return static_cast<size_t>((static_cast<u128>(div_magic_) * s) >> 64);
-    }
+    // Division-free (core/qf/slot_storage.hpp, group_divider): the scans call it for every slot.
+    size_t group_of(size_t s) const noexcept { return slots_.group_of(s); }
 
     geometry geo_;
     grouped_slots slots_;
     size_t total_ = 0;
     unsigned spg_ = 0;
-    uint64_t div_magic_ = 0;
     size_t stripe_count_ = 0;
     std::unique_ptr<stripe[]> stripes_;
 };

@@ -146,8 +146,8 @@ class linear_probing {
     insert_result insert(uint64_t h) noexcept {
         size_t const c = quotient(h);
         uint64_t const rem = remainder(h);
-        size_t g = c / spg_;
-        unsigned i = static_cast<unsigned>(c % spg_);
+        size_t g = slots_.group_of(c);
+        unsigned i = slots_.index_in_group(c);
         size_t const groups = slots_.group_count();
         size_t const total = slots_.slot_count();
         for (; g < groups; ++g, i = 0) {
@@ -176,8 +176,8 @@ class linear_probing {
     bool contains(uint64_t h) const noexcept {
         size_t const c = quotient(h);
         uint64_t const rem = remainder(h);
-        size_t g = c / spg_;
-        unsigned i = static_cast<unsigned>(c % spg_);
+        size_t g = slots_.group_of(c);
+        unsigned i = slots_.index_in_group(c);
         size_t const groups = slots_.group_count();
         size_t const total = slots_.slot_count();
         for (; g < groups; ++g, i = 0) {

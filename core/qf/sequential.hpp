@@ -63,8 +63,6 @@ inline constexpr uint64_t write_lock = occupied | continuation;  // 110: a locke
 //   not a continuation    ~(C & S)          (what "do ++p; while (continuation(p))" stops at)
 namespace scan {
 
-__extension__ using u128 = unsigned __int128;
-
 // Per-table constants: lane masks and division-free slot <-> (group, lane) arithmetic (a 64-bit
 // division costs ~40 cycles; the slot-at-a-time code did one per slot read).
 class layout {
@@ -78,11 +76,7 @@ class layout {
           // rounding error, < 64 / 65536, stays below the 1 / bits gap to the next integer).
           lane_magic_(65536u / s.slot_bits() + 1) {
         for (unsigned k = 0; k < spg_; ++k) lane0_ |= uint64_t{1} << (k * bits_);
-        pow2_ = (spg_ & (spg_ - 1)) == 0;
-        while ((1u << log2_spg_) < spg_) ++log2_spg_;
-        // ceil(2^64 / spg) for the other divisors: slot * magic >> 64 == slot / spg for slot <
-        // 2^41 (the error, < slot / 2^64, stays below the 1 / spg gap).
-        group_magic_ = pow2_ ? 0 : ~uint64_t{0} / spg_ + 1;
+        divider_ = s.divider();
         size_t const used = s.slot_count() - (groups_ == 0 ? 0 : (groups_ - 1) * spg_);
         last_lanes_ = lane0_ & low_bits(static_cast<unsigned>(used) * bits_);
         top_lane_shift_ = (spg_ - 1) * bits_;
@@ -94,10 +88,7 @@ class layout {
     size_t group_count() const noexcept { return groups_; }
     uint64_t lane0() const noexcept { return lane0_; }
 
-    size_t group_of(size_t slot) const noexcept {
-        if (pow2_) return slot >> log2_spg_;
-        return static_cast<size_t>((static_cast<u128>(slot) * group_magic_) >> 64);
-    }
+    size_t group_of(size_t slot) const noexcept { return divider_.group_of(slot); }
     size_t first_slot(size_t g) const noexcept { return g * spg_; }
     // The lane whose slot begins at `bit` (a multiple of slot_bits found with a bit scan).
     unsigned lane_at_bit(unsigned bit) const noexcept { return (bit * lane_magic_) >> 16; }
@@ -138,10 +129,9 @@ class layout {
     unsigned bits_ = 0, spg_ = 0;
     size_t groups_ = 0;
     uint32_t lane_magic_ = 0;
-    uint64_t lane0_ = 0, last_lanes_ = 0, group_magic_ = 0, sum_mask_ = 0;
+    uint64_t lane0_ = 0, last_lanes_ = 0, sum_mask_ = 0;
     unsigned top_lane_shift_ = 0;
-    bool pow2_ = true;
-    unsigned log2_spg_ = 0;
+    group_divider divider_;
 };
 
 // The lowest set bit of x after dropping the n - 1 lowest ones (x has at least n set bits).

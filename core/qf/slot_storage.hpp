@@ -28,6 +28,37 @@
 
 namespace qmer::qf {
 
+// slot / slots_per_group without a divide instruction (a 64-bit division costs ~40 cycles, and the
+// scans ask for every slot they read): a shift when slots_per_group is a power of two, else the
+// high 64 bits of slot * ceil(2^64 / slots_per_group), exact for every slot below 2^41 (the
+// error, below slot / 2^64, stays under the 1 / slots_per_group gap to the next integer; Lemire,
+// Kaser, Kurz, "Faster Remainder by Direct Computation", Software: Practice and Experience 2019).
+// Tables hold at most 2^40 canonical slots plus their overflow, so every slot is below 2^41.
+class group_divider {
+  public:
+    group_divider() = default;
+    explicit group_divider(unsigned slots_per_group) : spg_(slots_per_group) {
+        pow2_ = (spg_ & (spg_ - 1)) == 0;
+        while ((1u << log2_) < spg_) ++log2_;
+        magic_ = pow2_ ? 0 : ~uint64_t{0} / spg_ + 1;
+    }
+    size_t group_of(size_t slot) const noexcept {
+        __extension__ using u128 = unsigned __int128;
+        if (pow2_) return slot >> log2_;
+        return static_cast<size_t>((static_cast<u128>(slot) * magic_) >> 64);
+    }
+    // The slot's lane in its group.
+    unsigned lane_of(size_t slot, size_t group) const noexcept {
+        return static_cast<unsigned>(slot - group * spg_);
+    }
+
+  private:
+    unsigned spg_ = 1;
+    bool pow2_ = true;
+    unsigned log2_ = 0;
+    uint64_t magic_ = 0;
+};
+
 class grouped_slots {
   public:
     grouped_slots() = default;
@@ -40,6 +71,7 @@ class grouped_slots {
               slots_per_group_ == 0 ? 0 : (slot_count + slots_per_group_ - 1) / slots_per_group_) {
         if (slot_bits < 1 || slot_bits > 64)
             throw std::invalid_argument("grouped_slots: slot_bits must be in 1..64");
+        divider_ = group_divider(slots_per_group_);
         allocate();
     }
 
@@ -57,10 +89,11 @@ class grouped_slots {
     unsigned slot_bits() const noexcept { return slot_bits_; }
     unsigned slots_per_group() const noexcept { return slots_per_group_; }
     size_t group_count() const noexcept { return group_count_; }
-    size_t group_of(size_t slot) const noexcept { return slot / slots_per_group_; }
+    size_t group_of(size_t slot) const noexcept { return divider_.group_of(slot); }
     unsigned index_in_group(size_t slot) const noexcept {
-        return static_cast<unsigned>(slot % slots_per_group_);
+        return divider_.lane_of(slot, group_of(slot));
     }
+    group_divider const& divider() const noexcept { return divider_; }
 
     // Acquire by default: a reader that sees a slot written by a CAS (release) also sees everything
     // the writer did before it (earlier group CASes of the same shift, for instance).
@@ -124,6 +157,7 @@ class grouped_slots {
         std::swap(slot_bits_, other.slot_bits_);
         std::swap(slots_per_group_, other.slots_per_group_);
         std::swap(group_count_, other.group_count_);
+        std::swap(divider_, other.divider_);
         std::swap(groups_, other.groups_);
         std::swap(bytes_, other.bytes_);
     }
@@ -159,6 +193,7 @@ class grouped_slots {
     size_t slot_count_ = 0;
     unsigned slot_bits_ = 0;
     unsigned slots_per_group_ = 0;
+    group_divider divider_;
     size_t group_count_ = 0;
     std::atomic<uint64_t>* groups_ = nullptr;
     size_t bytes_ = 0;

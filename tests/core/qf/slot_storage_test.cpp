@@ -17,6 +17,26 @@ namespace {
 using qmer::qf::geometry;
 using qmer::qf::grouped_slots;
 
+// The division-free group index equals the division for every group size a slot width gives
+// (1 to 64 slots per group) at every slot a table can have (below 2^41): around each multiple of
+// the divisor, at the ends, and at random.
+TEST(group_divider, equals_the_division_below_two_to_the_41) {
+    std::mt19937_64 rng(41);
+    uint64_t const top = uint64_t{1} << 41;
+    for (unsigned spg = 1; spg <= 64; ++spg) {
+        qmer::qf::group_divider const d(spg);
+        auto check = [&](uint64_t slot) {
+            ASSERT_EQ(d.group_of(slot), slot / spg) << spg << " " << slot;
+            ASSERT_EQ(d.lane_of(slot, d.group_of(slot)), slot % spg) << spg << " " << slot;
+        };
+        for (uint64_t slot = 0; slot < 4096; ++slot) check(slot);
+        for (uint64_t g = top / spg - 4096; g < top / spg; ++g)
+            for (uint64_t off : {uint64_t{0}, uint64_t{spg - 1}}) check(g * spg + off);
+        check(top - 1);
+        for (int i = 0; i < 100000; ++i) check(rng() % top);
+    }
+}
+
 TEST(grouped_slots, geometry_of_the_packing) {
     grouped_slots s(1000, 16);
     EXPECT_EQ(s.slot_count(), 1000u);
