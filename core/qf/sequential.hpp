@@ -61,6 +61,32 @@ inline constexpr uint64_t write_lock = occupied | continuation;  // 110: a locke
 //   hole                  ~S & ~(O ^ C)     (000 empty or 110 write lock)
 //   occupied, when S      O
 //   not a continuation    ~(C & S)          (what "do ++p; while (continuation(p))" stops at)
+// The sorted layout of a quotient filter (section 2), built from scratch: elements in increasing
+// (quotient, remainder) order, each at the first free slot at or after its quotient, into slots
+// that start cleared. The one placement rule for every writer that lays out whole runs at once: the
+// sequential filter's remove, the locally locked filter's remove, its bulk append and a migration's
+// copy (core/qf/locally_locked/). put(slot, bits) ORs status and remainder bits into a slot.
+struct sorted_placement {
+    size_t next = 0;                 // the first free slot
+    uint64_t last_q = ~uint64_t{0};  // the previous element's quotient
+
+    // Where the element of quotient q goes.
+    size_t position(uint64_t q) const noexcept { return q > next ? q : next; }
+
+    // Places (q, r) at position(q): q's occupied bit (once per quotient), the remainder, and the
+    // shifted and continuation bits. Returns the slot.
+    template <typename Put>
+    size_t place(uint64_t q, uint64_t r, Put&& put) {
+        size_t const pos = position(q);
+        if (q != last_q) put(q, status::occupied);
+        put(pos,
+            (r << 3) | (pos != q ? status::shifted : 0) | (q == last_q ? status::continuation : 0));
+        last_q = q;
+        next = pos + 1;
+        return pos;
+    }
+};
+
 namespace scan {
 
 // Per-table constants: lane masks and division-free slot <-> (group, lane) arithmetic (a 64-bit
@@ -456,17 +482,11 @@ class sequential_filter {
     // Writes sorted (quotient, remainder) entries into cleared slots: each goes to the first free
     // position at or after its quotient. Used by remove(); the entries fit where they were.
     void place_sorted(std::vector<std::pair<uint64_t, uint64_t>> const& entries) {
-        size_t next = 0;
-        uint64_t prev_q = ~uint64_t{0};
-        for (auto [q, r] : entries) {
-            size_t const pos = std::max<size_t>(q, next);
-            set_occupied(q, true);
-            uint64_t const v = slots_.get(pos) & status::occupied;
-            slots_.set_unsynchronized(pos, v | (r << 3) | (pos != q ? status::shifted : 0) |
-                                               (q == prev_q ? status::continuation : 0));
-            prev_q = q;
-            next = pos + 1;
-        }
+        sorted_placement placement;
+        for (auto [q, r] : entries)
+            placement.place(q, r, [&](size_t slot, uint64_t bits) {
+                slots_.set_unsynchronized(slot, slots_.get(slot) | bits);
+            });
     }
 
     template <typename F>

@@ -242,16 +242,9 @@ inline bool remove_locked(ll::table& t, uint64_t q, uint64_t r, size_t c, size_t
     entries.erase(it);
     // Rebuild [c, end): each entry at the first free position at or after its quotient.
     out.assign(end - c, 0);
-    size_t next = c;
-    uint64_t prev_q = ~uint64_t{0};
-    for (auto [eq, er] : entries) {
-        size_t const pos = std::max<size_t>(eq, next);
-        out[eq - c] |= status::occupied;
-        out[pos - c] |= (er << 3) | (pos != eq ? status::shifted : 0) |
-                        (eq == prev_q ? status::continuation : 0);
-        prev_q = eq;
-        next = pos + 1;
-    }
+    sorted_placement placement{.next = c};
+    for (auto [eq, er] : entries)
+        placement.place(eq, er, [&](size_t slot, uint64_t bits) { out[slot - c] |= bits; });
     // New cluster starts (and c) stay read locked until the whole cluster is written.
     std::vector<size_t> starts;
     for (size_t i = 0; i < out.size(); ++i)

@@ -15,9 +15,8 @@ namespace qmer::qf::ll {
 
 // Where the next append goes, and what it follows.
 struct sorted_append_state {
-    size_t next = 0;                  // the first free slot
+    sorted_placement placement;       // the first free slot, the previous quotient
     uint64_t last_fp = ~uint64_t{0};  // the previous fingerprint appended
-    uint64_t last_q = ~uint64_t{0};   // and its quotient
 };
 
 // The sorted layout shared by copy_block() and append_sorted(): places fp, larger than every
@@ -27,20 +26,14 @@ struct sorted_append_state {
 template <typename OrBits>
 bool place_sorted(ll::table const& t, uint64_t fp, sorted_append_state& st, OrBits&& or_bits) {
     uint64_t const q = fp >> t.g.remainder_bits;
-    size_t const pos = std::max<size_t>(q, st.next);
-    if (pos >= t.total_slots) return false;
+    if (st.placement.position(q) >= t.total_slots) return false;
     auto const& l = t.lanes;
-    auto put = [&](size_t slot, uint64_t bits) {
+    st.placement.place(q, fp & t.g.remainder_mask(), [&](size_t slot, uint64_t bits) {
         size_t const g = l.group_of(slot);
         unsigned const shift = static_cast<unsigned>(slot - l.first_slot(g)) * l.slot_bits();
         or_bits(g, bits << shift);
-    };
-    if (q != st.last_q) put(q, status::occupied);
-    put(pos, ((fp & t.g.remainder_mask()) << 3) | (pos != q ? status::shifted : 0) |
-                 (q == st.last_q ? status::continuation : 0));
+    });
     st.last_fp = fp;
-    st.last_q = q;
-    st.next = pos + 1;
     return true;
 }
 
