@@ -6,16 +6,38 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "app/filters/persistence.hpp"
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
+#include "fuzz/index_damage.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::test {
+
+// Writes to `out` the index a saved index_damage finding (fuzz/findings/NAME, an edit script)
+// made: the script applied to the target's valid indexes (fuzz/index_damage.hpp). Findings are
+// crafted files: resealed, so their checksum is valid, and changed.
+inline void write_crafted_finding(std::string const& name, std::filesystem::path const& out) {
+    std::ifstream in(std::string(QMER_SOURCE_DIR) + "/fuzz/findings/" + name, std::ios::binary);
+    std::vector<uint8_t> const script{std::istreambuf_iterator<char>(in),
+                                      std::istreambuf_iterator<char>()};
+    ASSERT_GE(script.size(), 2u) << name;
+    auto const indexes = fuzz::build_valid_indexes();
+    auto const crafted = fuzz::apply_edit_script(indexes, script.data(), script.size());
+    ASSERT_NE(crafted.original, nullptr);
+    ASSERT_TRUE(crafted.resealed) << "the finding is a crafted file with a valid checksum";
+    ASSERT_NE(crafted.bytes, crafted.original->bytes);
+    std::ofstream file(out, std::ios::binary);
+    file.write(reinterpret_cast<char const*>(crafted.bytes.data()),
+               static_cast<std::streamsize>(crafted.bytes.size()));
+}
 
 class crafted_index_test : public ::testing::Test {
   protected:

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cli/cli_fixture.hpp"
-#include "fuzz/index_damage.hpp"
+#include "crafted_index_fixture.hpp"
 
 namespace {
 
@@ -28,20 +28,7 @@ class crafted_locally_locked_query_hang : public qmer::test::cli_test {
   protected:
     // The finding's bytes as a file in the test folder.
     void write_finding(std::string const& name) {
-        std::ifstream in(
-            std::string(QMER_SOURCE_DIR) + "/fuzz/findings/crafted_locally_locked_query_hang.bin",
-            std::ios::binary);
-        std::vector<uint8_t> const script{std::istreambuf_iterator<char>(in),
-                                          std::istreambuf_iterator<char>()};
-        ASSERT_GE(script.size(), 2u);
-        auto const indexes = qmer::fuzz::build_valid_indexes();
-        auto const crafted = qmer::fuzz::apply_edit_script(indexes, script.data(), script.size());
-        ASSERT_NE(crafted.original, nullptr);
-        ASSERT_TRUE(crafted.resealed) << "the finding is a crafted file with a valid checksum";
-        ASSERT_NE(crafted.bytes, crafted.original->bytes);
-        std::ofstream out(dir() / name, std::ios::binary);
-        out.write(reinterpret_cast<char const*>(crafted.bytes.data()),
-                  static_cast<std::streamsize>(crafted.bytes.size()));
+        qmer::test::write_crafted_finding("crafted_locally_locked_query_hang.bin", dir() / name);
     }
 
     // `qmer ARGS` under timeout(1), so that a hang fails the test; stderr goes to err.txt.

@@ -73,21 +73,8 @@ TEST_F(linear_probing_geometry_truncated_oom, expandable_remainder_bits_that_wra
 class linear_probing_geometry_truncated_oom_cli : public qmer::test::cli_test {};
 
 TEST_F(linear_probing_geometry_truncated_oom_cli, the_finding_is_a_damaged_index) {
-    std::ifstream in(
-        std::string(QMER_SOURCE_DIR) + "/fuzz/findings/linear_probing_geometry_truncated_oom.bin",
-        std::ios::binary);
-    std::vector<uint8_t> const script{std::istreambuf_iterator<char>(in),
-                                      std::istreambuf_iterator<char>()};
-    ASSERT_GE(script.size(), 2u);
-    auto const indexes = qmer::fuzz::build_valid_indexes();
-    auto const crafted = qmer::fuzz::apply_edit_script(indexes, script.data(), script.size());
-    ASSERT_NE(crafted.original, nullptr);
-    ASSERT_TRUE(crafted.resealed);
-    {
-        std::ofstream out(dir() / "crafted.qmer", std::ios::binary);
-        out.write(reinterpret_cast<char const*>(crafted.bytes.data()),
-                  static_cast<std::streamsize>(crafted.bytes.size()));
-    }
+    qmer::test::write_crafted_finding("linear_probing_geometry_truncated_oom.bin",
+                                      dir() / "crafted.qmer");
     write_file("reads.fq",
                "@a\nACGTTGCATGCATGCAAAGGGCCCTTTAGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
     // 2 GiB of address space: enough for qmer, not for the table the old loader allocated (not

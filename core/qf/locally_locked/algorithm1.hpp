@@ -160,9 +160,9 @@ inline outcome insert_into(ll::table& t, uint64_t h) {
             continue;
         }
         if (ll::is_migration_lock(v)) return outcome::migrating;
-        // Block B: write lock the first empty slot right of q.
-        size_t w = 0;
-        switch (acquire_write_lock(t, q, w)) {
+        // Blocks B and C: write lock the first empty slot right of q, read lock our cluster start.
+        size_t w = 0, c = 0;
+        switch (lock_cluster(t, q, w, c)) {
             case lock_result::locked:
                 break;
             case lock_result::retry:
@@ -171,13 +171,6 @@ inline outcome insert_into(ll::table& t, uint64_t h) {
                 return outcome::full;
             case lock_result::migrating:
                 return outcome::migrating;
-        }
-        // Block C: read lock our cluster start. No remove can change this supercluster while
-        // we hold its write lock, so the slots between it and q stay shifted.
-        size_t const c = acquire_read_lock_from(t, q);
-        if (c == no_slot) {
-            release_write_lock(t, w);
-            continue;
         }
         return insert_locked(t, q, r, c, w);
     }
@@ -193,8 +186,8 @@ inline bool remove_from(ll::table& t, uint64_t h) {
     for (;;) {
         uint64_t const v = t.get(q);
         if (!ll::occupied(v)) return false;
-        size_t w = 0;
-        switch (acquire_write_lock(t, q, w)) {
+        size_t w = 0, c = 0;
+        switch (lock_cluster(t, q, w, c)) {
             case lock_result::locked:
                 break;
             case lock_result::retry:
@@ -203,11 +196,6 @@ inline bool remove_from(ll::table& t, uint64_t h) {
                                      // run
             case lock_result::migrating:
                 return false;  // excluded by the removers handshake
-        }
-        size_t const c = acquire_read_lock_from(t, q);
-        if (c == no_slot) {
-            release_write_lock(t, w);
-            continue;
         }
         return remove_locked(t, q, r, c, w);
     }

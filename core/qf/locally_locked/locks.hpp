@@ -135,4 +135,18 @@ inline void release_write_lock(ll::table& t, size_t w) {
     release_read_lock(t, w, status::empty);
 }
 
+// Blocks B and C, what every writer does before changing a cluster: the write lock w that ends q's
+// supercluster, then the read lock on q's cluster start c. `retry` when either scan must start
+// over (the write lock, if taken, is released first).
+inline lock_result lock_cluster(ll::table& t, uint64_t q, size_t& w, size_t& c) {
+    lock_result const r = acquire_write_lock(t, q, w);
+    if (r != lock_result::locked) return r;
+    // No remove can change this supercluster while we hold its write lock, so the slots between
+    // the cluster start and q stay shifted.
+    c = acquire_read_lock_from(t, q);
+    if (c != no_slot) return lock_result::locked;
+    release_write_lock(t, w);
+    return lock_result::retry;
+}
+
 }  // namespace qmer::qf::ll
