@@ -15,6 +15,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 threads=2
 nreads=250000
 install=1
@@ -42,19 +44,7 @@ log() { echo "[panel $(date +%T)] $*" >&2; }
 
 # ---------------------------------------------------------------- 1. packages (only the missing)
 packages=(bbmap kraken2 art-nextgen-simulation-tools time ragout-examples abacas-examples)
-missing=()
-for p in "${packages[@]}"; do
-    [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] ||
-        missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    [[ $install -eq 1 ]] || { echo "run.sh: missing packages: ${missing[*]}" >&2; exit 1; }
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    log "installing ${missing[*]}"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+ensure_packages run.sh "$install" "${packages[@]}"
 seal=/usr/share/bbmap/seal.sh  # Debian's bbmap puts seal.sh beside the jar, not on PATH
 [[ -x "$qmer" ]] || { echo "run.sh: no qmer at $qmer (build the release preset first)" >&2; exit 1; }
 

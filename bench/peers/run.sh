@@ -17,6 +17,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 
 threads=2
 reps=3
@@ -56,22 +58,7 @@ log() { echo "[peers $(date +%T)] $*" >&2; }
 packages=(bbmap kmc jellyfish art-nextgen-simulation-tools time tabix g++ libhts-dev
           python3-matplotlib kleborate-examples kaptive-example ragout-examples sibelia-examples
           abacas-examples bowtie2-examples)
-missing=()
-for p in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    [[ "$status" == "install ok installed" ]] || missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    if [[ $install -eq 0 ]]; then
-        echo "run.sh: missing packages (drop --no-install to install them): ${missing[*]}" >&2
-        exit 1
-    fi
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    log "installing ${missing[*]}"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+ensure_packages run.sh "$install" "${packages[@]}"
 
 # ---------------------------------------------------------------- 2. qmer and the two helpers
 if [[ ! -x "$qmer" ]]; then

@@ -30,6 +30,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 
 size=2400000000
 threads=2
@@ -89,22 +91,7 @@ log() { echo "[build $(date +%T)] $*" >&2; }
 
 # ---------------------------------------------------------------- 1. packages (only the missing)
 packages=(time g++ kmc jellyfish python3-matplotlib)
-missing=()
-for p in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    [[ "$status" == "install ok installed" ]] || missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    if [[ $install -eq 0 ]]; then
-        echo "build.sh: missing packages (drop --no-install to install them): ${missing[*]}" >&2
-        exit 1
-    fi
-    sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-    log "installing ${missing[*]}"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+ensure_packages build.sh "$install" "${packages[@]}"
 py=/usr/bin/python3  # Debian's, which python3-matplotlib serves (not a pyenv or venv python3)
 
 # ---------------------------------------------------------------- 2. the data generator (as run.sh)

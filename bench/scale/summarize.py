@@ -10,22 +10,12 @@ import csv
 import sys
 from pathlib import Path
 
+from summarize_common import bp, num
+
 GOAL_FIRST_READ_S = 1.0
 GOAL_RSS_OVER_INDEX = 1.1
 GOAL_ABSENT_RATIO = 1.5
 CASES = ["index", "one", "absent", "present"]
-
-
-def bp(n):
-    n = int(n)
-    for unit, f in (("Gbp", 1e9), ("Mbp", 1e6), ("kbp", 1e3)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n} bp"
-
-
-def num(x):
-    return None if x in ("", "NA", None) else float(x)
 
 
 def fmt(x, spec):

@@ -17,6 +17,8 @@ import struct
 import sys
 from pathlib import Path
 
+from summarize_common import bp, num
+
 GOAL_WALL_VS_KMC = 0.5  # qmer wall / KMC wall, at most
 GOAL_RSS_VS_KMC = 1.0  # qmer peak RSS / KMC peak RSS, below
 GOAL_RSS_VS_INDEX = 1.5  # qmer peak RSS / its index file, at most
@@ -80,18 +82,6 @@ def same_index(a, b):
 
 
 # ------------------------------------------------------------------ tables
-def num(x):
-    return None if x in ("", "NA", None) else float(x)
-
-
-def bp(n):
-    n = int(n)
-    for unit, f in (("Gbp", 1e9), ("Mbp", 1e6), ("kbp", 1e3)):
-        if n >= f:
-            return f"{n / f:.3g} {unit}"
-    return f"{n} bp"
-
-
 def gib(b):
     if b is None:
         return "-"
