@@ -128,6 +128,33 @@ inline void or_bits(uint64_t* blk, unsigned pos, unsigned len, uint64_t value) n
     if (shift + len > 64) blk[w + 1] |= value >> (64 - shift);
 }
 
+// r-bit lanes of a 64-bit word, the remainders of consecutive slots as a block stores them:
+// which of the first n equal a value, found without a branch per lane. Each lane's low r - 1 bits
+// plus 2^(r-1) - 1 carry into the lane's top bit exactly when they are not all zero, and never out
+// of the lane, so no lane disturbs another (the exact zero-lane test of Knuth, TAOCP 7.1.3,
+// "bytewise" operations, taken to r-bit fields).
+struct remainder_lanes {
+    unsigned count = 0;  // floor(64 / r): the lanes a word holds
+    unsigned r = 0;
+    uint64_t ones = 0, low = 0, high = 0;
+
+    explicit constexpr remainder_lanes(unsigned remainder_bits = 1) noexcept
+        : count(64 / remainder_bits), r(remainder_bits) {
+        for (unsigned i = 0; i < count; ++i) {
+            ones |= uint64_t{1} << (i * r);
+            low |= ((uint64_t{1} << (r - 1)) - 1) << (i * r);
+            high |= (uint64_t{1} << (r - 1)) << (i * r);
+        }
+    }
+    // Whether one of lanes 0 .. n - 1 of `word` (1 <= n <= count) equals x (x < 2^r).
+    constexpr bool any_equal(uint64_t word, uint64_t x, unsigned n) const noexcept {
+        uint64_t const diff = word ^ (x * ones);
+        uint64_t const nonzero = ((diff & low) + low) | diff;
+        uint64_t const zero_lanes = ~(nonzero | low) & high;
+        return (zero_lanes & (~uint64_t{0} >> (64 - n * r))) != 0;
+    }
+};
+
 // select_bit(x, n): the position of the n-th set bit of x (n >= 1, x has at least n set bits),
 // in constant time without BMI2's pdep (x86-64-v2 has none): the bytes' popcounts summed into
 // running totals by one multiplication pick the byte, a table the bit within it (Vigna, "Broadword
@@ -182,6 +209,7 @@ class rank_select_table {
         space_ = geometry_.fingerprint_space();
         remainder_mask_ = geometry_.remainder_mask();
         fields_ = {s.block_slots(), s.remainder_bits};
+        lanes_ = rank_select::remainder_lanes(s.remainder_bits);
         blocks_ = s.blocks();
         // ceil(2^64 / s): q * magic >> 64 == q / s for every q < 2^41 (the error, below
         // q / 2^64, stays under the 1 / s gap to the next integer).
@@ -200,9 +228,13 @@ class rank_select_table {
                            std::log1p(-1.0 / static_cast<double>(geometry_.fingerprint_space())));
     }
 
-    // The line a lookup of h reads first: its canonical slot's block.
+    // The lines a lookup of h reads: its canonical slot's block, and the next one, where a full
+    // table's offsets and runs often lead (the next line is asked for at once rather than after
+    // the first has arrived and shown that it is needed).
     void prefetch(uint64_t h) const noexcept {
-        prefetch_for_read(block(block_of(fingerprint(h) >> geometry_.remainder_bits)));
+        size_t const b = block_of(fingerprint(h) >> geometry_.remainder_bits);
+        prefetch_for_read(block(b));
+        if (b + 1 < blocks_) prefetch_for_read(block(b + 1));
     }
 
     bool contains(uint64_t h) const noexcept {
@@ -258,10 +290,17 @@ class rank_select_table {
         }
         uint64_t const start = d == 1 ? std::max(q, first) : std::max(q, previous_end + 1);
         if (start > end) return false;  // only in damaged words
-        // The run is sorted: stop at the first remainder >= x.
         size_t rb = block_of(start);
         auto k = static_cast<unsigned>(start - rb * s);
         uint64_t const* rblk = block(rb);
+        // Most runs are a few slots inside one block: their remainders lie side by side in one
+        // 64-bit span, compared with x all at once (SWAR). A loop that stops at the run's end
+        // or at the first remainder >= x mispredicts its exit on nearly every lookup.
+        if (uint64_t const n = end - start + 1; n <= lanes_.count && k + n <= s)
+            return lanes_.any_equal(rank_select::get_bits(rblk, fields_.remainder(k), 64), x,
+                                    static_cast<unsigned>(n));
+        // Longer runs, or runs that cross into the next block: the run is sorted, so stop at
+        // the first remainder >= x.
         for (uint64_t p = start;; ++p) {
             uint64_t const v = rank_select::get_bits(rblk, fields_.remainder(k), fields_.r);
             if (v >= x) return v == x;
@@ -339,6 +378,7 @@ class rank_select_table {
     qf::geometry geometry_{};
     uint64_t space_ = 0, remainder_mask_ = 0, block_magic_ = 0;
     rank_select::fields fields_{};
+    rank_select::remainder_lanes lanes_{};
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t blocks_ = 0;

@@ -101,6 +101,10 @@ INSTANTIATE_TEST_SUITE_P(
                       case_t{qf::geometry::with_slots(4032, 1), 0.9},
                       case_t{qf::geometry::with_slots(1000, 50), 0.95},
                       case_t{qf::geometry::with_slots(100, 56), 0.99}, case_t{{6, 3}, 0.95},
+                      // Runs compared a word at a time (remainder_lanes): 12, 4, 3 and 2 lanes
+                      // a word, and one lane of 33 bits.
+                      case_t{{11, 5}, 0.97}, case_t{{11, 16}, 0.97}, case_t{{10, 21}, 0.99},
+                      case_t{{10, 32}, 0.98}, case_t{{10, 33}, 0.95},
                       // More than one flush of 8192 blocks, with offsets pending across flushes.
                       case_t{{20, 9}, 0.97}));
 
@@ -220,6 +224,42 @@ TEST(rank_select_levels, answer_as_the_expandable_filter) {
 
 namespace qmer::test {
 namespace {
+
+// remainder_lanes::any_equal against one comparison per lane, for every width a table can have:
+// lanes equal to x, lanes one bit away from it in each position (where a carry between lanes
+// would show), and random words; lanes past n never count.
+TEST(rank_select, remainder_lanes_match_a_comparison_per_lane) {
+    std::mt19937_64 rng(17);
+    for (unsigned r = 1; r <= qf::max_remainder_bits; ++r) {
+        qf::rank_select::remainder_lanes const lanes(r);
+        ASSERT_EQ(lanes.count, 64 / r);
+        uint64_t const mask = (uint64_t{1} << r) - 1;
+        for (int round = 0; round < 3000; ++round) {
+            uint64_t const x = round % 4 == 0 ? 0 : round % 4 == 1 ? mask : rng() & mask;
+            uint64_t word = rng();
+            for (unsigned i = 0; i < lanes.count; ++i) {
+                uint64_t lane = (word >> (i * r)) & mask;
+                switch (rng() % 4) {
+                    case 0:
+                        lane = x;
+                        break;
+                    case 1:
+                        lane = x ^ (uint64_t{1} << (rng() % r));
+                        break;
+                    default:
+                        break;
+                }
+                word = (word & ~(mask << (i * r))) | (lane << (i * r));
+            }
+            for (unsigned n = 1; n <= lanes.count; ++n) {
+                bool expect = false;
+                for (unsigned i = 0; i < n; ++i) expect |= ((word >> (i * r)) & mask) == x;
+                ASSERT_EQ(lanes.any_equal(word, x, n), expect)
+                    << "r " << r << " n " << n << std::hex << " word " << word << " x " << x;
+            }
+        }
+    }
+}
 
 TEST(rank_select, select_bit_finds_every_set_bit) {
     std::mt19937_64 rng(5);
