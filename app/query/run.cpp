@@ -236,7 +236,12 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
             levels = rank_select_levels_of(file);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
         }
-        q->lookup = make_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
+        // An index built in one go has one level: answered from that table directly, without a
+        // loop over levels around every lookup and prefetch.
+        if (levels->levels() == 1)
+            q->lookup = make_lookup(levels->level(0), file.header(), q->verdicts, o.quick);
+        else
+            q->lookup = make_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
         return q;
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.
