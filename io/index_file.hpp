@@ -29,7 +29,10 @@ namespace qmer::io {
 // (core/qf/rank_select.hpp), which queries read in place; versions 1 and 2 load as before.
 // 4: the header ends with the hash scheme (core/kmer/sequence_hashing.hpp): its number, minimizer
 // length, window bits and overloaded-window bitmap. Versions 1 to 3 are the plain scheme.
-inline constexpr uint32_t index_format_version = 4;
+// 5: the external-locks filter's slots keep their status bits in the order of every other quotient
+// filter (core/qf/layout.hpp); its older files are converted as they load
+// (app/filters/persistence.hpp). Nothing else changed.
+inline constexpr uint32_t index_format_version = 5;
 
 struct index_header {
     uint32_t format_version = index_format_version;

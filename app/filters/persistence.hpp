@@ -55,9 +55,8 @@ inline void check_slots_fit(uint64_t slots, uint64_t slot_bits, size_t words, ch
 // files, fuzz/README.md). Checked once, on the saved words, before a filter adopts them.
 inline void check_quotient_table(std::span<uint64_t const> words, uint64_t canonical_slots,
                                  unsigned remainder_bits, uint64_t total_slots,
-                                 qf::status_bits bits, std::string const& what) {
-    std::string const why =
-        qf::check_table(words, {remainder_bits, canonical_slots, total_slots}, bits);
+                                 std::string const& what) {
+    std::string const why = qf::check_table(words, {remainder_bits, canonical_slots, total_slots});
     if (!why.empty()) throw std::invalid_argument(what + ": " + why);
 }
 
@@ -90,7 +89,7 @@ struct filter_state<qf::locally_locked_filter> {
         if (p[4] > 1 || (policy.enabled && !(policy.grow_at >= 0.25 && policy.grow_at <= 0.98)))
             throw std::invalid_argument("locally locked filter: bad growing parameters");
         check_quotient_table(arrays[0].words, uint64_t{1} << p[0], static_cast<unsigned>(p[1]),
-                             p[2], qf::sequential_status_bits, "locally locked filter");
+                             p[2], "locally locked filter");
         return std::make_unique<qf::locally_locked_filter>(static_cast<unsigned>(p[0]),
                                                            static_cast<unsigned>(p[1]), p[2],
                                                            arrays[0].words, p[3], policy);
@@ -148,7 +147,7 @@ struct filter_state<qf::expandable_filter> {
             uint64_t const canonical = p.size() == 5 ? p[4] : uint64_t{1} << p[0];
             if (canonical > (uint64_t{1} << p[0])) continue;  // and these
             check_quotient_table(levels[j].words, canonical, static_cast<unsigned>(p[1]), p[2],
-                                 qf::sequential_status_bits, what);
+                                 what);
         }
         return qf::expandable_filter::from_arrays(levels);
     }
@@ -196,14 +195,19 @@ inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_fil
     }
 }
 
-// The externally locked QF: (q, r, size) and its groups.
+// The externally locked QF: (q, r, size) and its groups. Up to format 4 its slots held the status
+// bits in the other order (occupied in bit 0, shifted in bit 2); such files are converted to the
+// one order (core/qf/layout.hpp) as they load, and answer as before.
 template <>
 struct filter_state<qf::externally_locked> {
+    static constexpr uint32_t one_status_order_since = 5;
+
     static std::vector<filter_array> arrays(qf::externally_locked const& f) {
         return {
             {{f.quotient_bits(), f.remainder_bits(), f.size()}, atomic_words(f.slots().groups())}};
     }
-    static std::unique_ptr<qf::externally_locked> from_arrays(std::span<filter_array const> a) {
+    static std::unique_ptr<qf::externally_locked> from_arrays(
+        std::span<filter_array const> a, uint32_t format_version = io::index_format_version) {
         if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] < 1 ||
             a[0].params[0] > qf::max_quotient_bits || a[0].params[1] < 1 ||
             a[0].params[1] > qf::max_remainder_bits)
@@ -211,14 +215,32 @@ struct filter_state<qf::externally_locked> {
                 "externally locked filter: expected one array (q, r, size)");
         check_slots_fit(uint64_t{1} << a[0].params[0], a[0].params[1] + 3, a[0].words.size(),
                         "externally locked filter");
+        std::span<uint64_t const> words = a[0].words;
+        std::vector<uint64_t> converted;
+        if (format_version < one_status_order_since) {
+            converted = swap_occupied_and_shifted(words, static_cast<unsigned>(a[0].params[1]) + 3);
+            words = converted;
+        }
         check_quotient_table(
-            a[0].words, uint64_t{1} << a[0].params[0], static_cast<unsigned>(a[0].params[1]),
+            words, uint64_t{1} << a[0].params[0], static_cast<unsigned>(a[0].params[1]),
             (uint64_t{1} << a[0].params[0]) + qf::externally_locked::overflow_slots,
-            qf::externally_locked_status_bits, "externally locked filter");
+            "externally locked filter");
         auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),
                                                          static_cast<unsigned>(a[0].params[1]));
-        f->restore(a[0].words, a[0].params[2]);
+        f->restore(words, a[0].params[2]);
         return f;
+    }
+
+  private:
+    // Bits 0 and 2 of every slot exchanged: the format-4 order (1 occupied, 2 continuation,
+    // 4 shifted) to the one of core/qf/layout.hpp (4, 2, 1), a group at a time.
+    static std::vector<uint64_t> swap_occupied_and_shifted(std::span<uint64_t const> words,
+                                                           unsigned slot_bits) {
+        uint64_t lane0 = 0;
+        for (unsigned k = 0; k < 64 / slot_bits; ++k) lane0 |= uint64_t{1} << (k * slot_bits);
+        std::vector<uint64_t> out(words.begin(), words.end());
+        for (uint64_t& w : out) w = (w & ~(lane0 * 5)) | ((w & lane0) << 2) | ((w >> 2) & lane0);
+        return out;
     }
 };
 
@@ -308,7 +330,11 @@ std::unique_ptr<F> load_filter(io::index_file const& index) {
     arrays.reserve(index.sections().size());
     for (auto const& s : index.sections()) arrays.push_back({s.params, s.words});
     try {
-        return filter_state<F>::from_arrays(arrays);
+        // Filters whose saved words changed between format versions convert the older ones.
+        if constexpr (requires { filter_state<F>::from_arrays(arrays, uint32_t{}); })
+            return filter_state<F>::from_arrays(arrays, index.header().format_version);
+        else
+            return filter_state<F>::from_arrays(arrays);
     } catch (std::invalid_argument const& e) {
         throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
     }

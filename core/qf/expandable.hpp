@@ -89,8 +89,8 @@
 
 #include "core/filter/filter.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/layout.hpp"
 #include "core/qf/locally_locked.hpp"
-#include "core/qf/sequential.hpp"
 
 namespace qmer::qf {
 

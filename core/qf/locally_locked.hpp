@@ -9,7 +9,7 @@
 // contains_final() needs a filter that no writer will touch again. After insert(h) returns, every
 // contains(h) that starts later in any thread returns true, including during and after migrations.
 //
-// Layout: the slots of core/qf/sequential.hpp (remainder << 3 | occupied, continuation, shifted),
+// Layout: the slots of core/qf/layout.hpp (remainder << 3 | occupied, continuation, shifted),
 // packed in 64-bit atomic groups (core/qf/slot_storage.hpp), no wrap-around: overflow_slots_for(m)
 // slots follow the m canonical ones (m = 2^q, or any m with core/qf/fingerprint.hpp's mapping). The
 // status combinations that never occur naturally are the locks, stored in the table itself (no lock
@@ -33,7 +33,7 @@
 //
 // Scanning (the paths under locks, Blocks B-I): slots are read a whole group at a time - one
 // acquire load per 64-bit group, the slot values taken out of the register, status bits of all
-// slots of a group tested at once with lane masks (core/qf/sequential.hpp, namespace scan) -
+// slots of a group tested at once with lane masks (core/qf/layout.hpp, namespace scan) -
 // instead of one atomic load per slot. Reading k slots of a group from one load is what k loads
 // would return had no write to that group fallen between them, an interleaving the slot-at-a-time
 // scan allows, so the protocol is unchanged: every lock CAS still uses the group value it examined,
@@ -81,12 +81,12 @@
 
 #include "core/filter/filter.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/layout.hpp"
 #include "core/qf/locally_locked/algorithm1.hpp"
 #include "core/qf/locally_locked/bulk.hpp"
 #include "core/qf/locally_locked/migration.hpp"
 #include "core/qf/locally_locked/query.hpp"
 #include "core/qf/locally_locked/table.hpp"
-#include "core/qf/sequential.hpp"
 #include "core/qf/slot_storage.hpp"
 
 namespace qmer::qf {

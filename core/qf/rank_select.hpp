@@ -14,7 +14,7 @@
 // A table nobody writes any more (a level of a built index) needs none of the concurrent layout's
 // lock states, so it is stored in this form.
 //
-// Slot positions are the same as in the sequential layout (core/qf/sequential.hpp): fingerprints
+// Slot positions are the same as in the sequential layout (core/qf/layout.hpp): fingerprints
 // in increasing order, each at the first free slot at or after its quotient, m canonical slots
 // followed by the overflow slots, no wrap-around. Slots are grouped into blocks of
 // s = min(64, floor(496 / (r + 2))) slots (38 at r = 11), and block b (slots sb .. sb + s - 1) is
@@ -56,8 +56,8 @@
 
 #include "core/filter/prefetch.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/layout.hpp"
 #include "core/qf/locally_locked.hpp"
-#include "core/qf/sequential.hpp"
 
 namespace qmer::qf {
 
@@ -384,7 +384,7 @@ class rank_select_table {
     size_t blocks_ = 0;
 };
 
-// Writes a table of the sequential 3-status-bit layout (core/qf/sequential.hpp; read and write
+// Writes a table of the sequential 3-status-bit layout (core/qf/layout.hpp; read and write
 // locks read as the cluster start or empty slot they stand for) in the rank-select layout, in one
 // pass, handing finished words to emit(std::span<uint64_t const>) in order, a chunk at a time.
 // next_slot() returns the value (remainder << 3 | status) of slot 0, 1, 2, ... in turn; it is

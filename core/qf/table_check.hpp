@@ -6,13 +6,13 @@
 // sealed, or made on purpose). The filters trust their tables: a slot left in a lock state (the
 // locally locked filter's 010 read lock and 110 write lock) makes every operation that meets it
 // wait forever for a thread that does not exist (found by fuzzing crafted files, fuzz/README.md:
-// `qmer index --append` hung), a shifted slot 0 sends the externally locked filter's left
-// scan below slot 0, and a run that starts before its canonical slot makes the locally locked
-// insert index its buffer below its start. A saved table is quiescent (indexes are written after
-// the last insert), so it holds no locks, and its status bits describe complete, ordered runs.
+// `qmer index --append` hung), a shifted slot 0 leaves every left scan without a cluster start,
+// and a run that starts before its canonical slot makes the locally locked insert index its buffer
+// below its start. A saved table is quiescent (indexes are written after the last insert), so it
+// holds no locks, and its status bits describe complete, ordered runs.
 //
-// What is checked, for the 3-status-bit layout of core/qf/sequential.hpp (shared by the locally
-// locked filter) and core/qf/externally_locked.hpp (the same bits in another order):
+// What is checked, for the 3-status-bit layout of core/qf/layout.hpp (the sequential, externally
+// locked and locally locked filters):
 //   - the word count matches the slot count, and the bits past the last slot of each group (and
 //     past the last slot of the table) are zero, as grouped_slots leaves them;
 //   - no slot is a continuation without being shifted (the two lock states, and nothing else, have
@@ -40,16 +40,9 @@
 #include <span>
 #include <string>
 
-namespace qmer::qf {
+#include "core/qf/layout.hpp"
 
-// Which of a slot's three low bits means what.
-struct status_bits {
-    uint64_t occupied, continuation, shifted;
-};
-// core/qf/sequential.hpp and core/qf/locally_locked.hpp (qf::status).
-inline constexpr status_bits sequential_status_bits{4, 2, 1};
-// core/qf/externally_locked.hpp.
-inline constexpr status_bits externally_locked_status_bits{1, 2, 4};
+namespace qmer::qf {
 
 struct table_shape {
     unsigned remainder_bits = 0;   // slots are remainder_bits + 3 bits wide
@@ -60,11 +53,11 @@ struct table_shape {
 namespace detail {
 // A slot's status as "OCS" digits (occupied, continuation, shifted), the notation of the comments
 // in core/qf/.
-inline std::string status_digits(uint64_t v, status_bits b) {
+inline std::string status_digits(uint64_t v) {
     std::string s = "000";
-    if (v & b.occupied) s[0] = '1';
-    if (v & b.continuation) s[1] = '1';
-    if (v & b.shifted) s[2] = '1';
+    if (v & status::occupied) s[0] = '1';
+    if (v & status::continuation) s[1] = '1';
+    if (v & status::shifted) s[2] = '1';
     return s;
 }
 
@@ -92,12 +85,12 @@ inline uint64_t shl(uint64_t x, unsigned n) noexcept {
 
 // The first problem of the table, naming the slot: the rules of `consistent` (below), one slot
 // at a time.
-inline std::string explain(std::span<uint64_t const> words, table_shape shape, status_bits bits) {
+inline std::string explain(std::span<uint64_t const> words, table_shape shape) {
     using std::to_string;
     unsigned const slot_bits = shape.remainder_bits + 3;
     unsigned const spg = 64 / slot_bits;
     uint64_t const slot_mask = slot_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << slot_bits) - 1;
-    uint64_t const status_mask = bits.occupied | bits.continuation | bits.shifted;
+    uint64_t const status_mask = status::mask;
 
     bool in_cluster = false;
     size_t cluster_start = 0;
@@ -126,12 +119,12 @@ inline std::string explain(std::span<uint64_t const> words, table_shape shape, s
                     if (auto why = cluster_end(i); !why.empty()) return why;
                 continue;
             }
-            bool const occ = (v & bits.occupied) != 0;
-            bool const cont = (v & bits.continuation) != 0;
-            bool const shifted = (v & bits.shifted) != 0;
+            bool const occ = (v & status::occupied) != 0;
+            bool const cont = (v & status::continuation) != 0;
+            bool const shifted = (v & status::shifted) != 0;
             uint64_t const remainder = v >> 3;
             if (cont && !shifted)
-                return "slot " + to_string(i) + " has status " + status_digits(v, bits) +
+                return "slot " + to_string(i) + " has status " + status_digits(v) +
                        " (occupied, continuation, shifted): a lock or no state at all; a saved "
                        "table holds neither";
             if (occ && i >= shape.canonical_slots)
@@ -170,7 +163,7 @@ inline std::string explain(std::span<uint64_t const> words, table_shape shape, s
 // Whether the slots pass every check (after check_shape); `explain` says which one failed. The
 // hot path of loading an index, so it works a group (64-bit word) at a time, not a slot at a time
 // with a data-dependent branch per slot (bench/MEASUREMENTS.md). Lane masks as in
-// core/qf/sequential.hpp's scan::layout: bit 0 of each lane, S/C/O the
+// core/qf/layout.hpp's scan::layout: bit 0 of each lane, S/C/O the
 // shifted/continuation/occupied bits moved there.
 //
 // The cluster rules use one number, x = (occupied slots) - (runs begun) over the open cluster's
@@ -186,8 +179,7 @@ inline std::string explain(std::span<uint64_t const> words, table_shape shape, s
 // top bit H of a lane for slots of 6 bits or more (10 lanes of 6 bits: 18 < 32), so
 // (a | H) - b holds H + a - b in each lane with no borrow between lanes. Narrower slots (r <= 2,
 // false-positive rates above 1/4) are checked by `explain`, as are 64-bit slots (r = 61).
-template <status_bits Bits>
-bool consistent_groups(std::span<uint64_t const> words, table_shape shape) {
+inline bool consistent_groups(std::span<uint64_t const> words, table_shape shape) {
     unsigned const w = shape.remainder_bits + 3;  // lane width, 6..63
     unsigned const spg = 64 / w;
     uint64_t const slot_mask = (uint64_t{1} << w) - 1;
@@ -195,9 +187,9 @@ bool consistent_groups(std::span<uint64_t const> words, table_shape shape) {
     for (unsigned k = 0; k < spg; ++k) lane0 |= uint64_t{1} << (k * w);
     uint64_t const top = lane0 << (w - 1);                           // H: the top bit of each lane
     uint64_t const remainders = lane0 * (slot_mask & ~uint64_t{7});  // the remainder fields
-    constexpr int o_at = std::countr_zero(Bits.occupied);
-    constexpr int c_at = std::countr_zero(Bits.continuation);
-    constexpr int s_at = std::countr_zero(Bits.shifted);
+    constexpr int o_at = std::countr_zero(status::occupied);
+    constexpr int c_at = std::countr_zero(status::continuation);
+    constexpr int s_at = std::countr_zero(status::shifted);
     unsigned const last_lane = (spg - 1) * w;
 
     int64_t x = 0;
@@ -273,29 +265,20 @@ bool consistent_groups(std::span<uint64_t const> words, table_shape shape) {
     return bad == 0;
 }
 
-inline bool consistent(std::span<uint64_t const> words, table_shape shape, status_bits bits) {
+inline bool consistent(std::span<uint64_t const> words, table_shape shape) {
     unsigned const w = shape.remainder_bits + 3;
-    if (w < 6 || w > 63) return explain(words, shape, bits).empty();
-    if (bits.occupied == sequential_status_bits.occupied &&
-        bits.continuation == sequential_status_bits.continuation &&
-        bits.shifted == sequential_status_bits.shifted)
-        return consistent_groups<sequential_status_bits>(words, shape);
-    if (bits.occupied == externally_locked_status_bits.occupied &&
-        bits.continuation == externally_locked_status_bits.continuation &&
-        bits.shifted == externally_locked_status_bits.shifted)
-        return consistent_groups<externally_locked_status_bits>(words, shape);
-    return explain(words, shape, bits).empty();
+    if (w < 6 || w > 63) return explain(words, shape).empty();
+    return consistent_groups(words, shape);
 }
 
 }  // namespace detail
 
 // "" when `words` hold a consistent table of `shape`; otherwise what is wrong (the first problem
 // met, naming the slot).
-inline std::string check_table(std::span<uint64_t const> words, table_shape shape,
-                               status_bits bits) {
+inline std::string check_table(std::span<uint64_t const> words, table_shape shape) {
     if (auto why = detail::check_shape(words, shape); !why.empty()) return why;
-    if (detail::consistent(words, shape, bits)) return {};
-    std::string why = detail::explain(words, shape, bits);
+    if (detail::consistent(words, shape)) return {};
+    std::string why = detail::explain(words, shape);
     // Both passes apply the same rules (tests/regressions/crafted_quotient_table_test.cpp compares
     // them on damaged tables); should they ever disagree, the table is still refused.
     return why.empty() ? "inconsistent status bits" : why;

@@ -34,9 +34,6 @@
 namespace {
 
 using qmer::qf::check_table;
-using qmer::qf::externally_locked_status_bits;
-using qmer::qf::sequential_status_bits;
-using qmer::qf::status_bits;
 using qmer::qf::table_shape;
 
 using qmer::fuzz::splitmix64;
@@ -58,9 +55,9 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
         if (ll.insert(splitmix64(i)) == qmer::insert_result::inserted)
             stored.push_back(splitmix64(i));
     table_shape const ll_shape{8, uint64_t{1} << 10, ll.total_slots()};
-    EXPECT_EQ(check_table(words_of(ll.groups()), ll_shape, sequential_status_bits), "");
+    EXPECT_EQ(check_table(words_of(ll.groups()), ll_shape), "");
     for (size_t i = 0; i < stored.size(); i += 4) ASSERT_TRUE(ll.remove(stored[i]));
-    EXPECT_EQ(check_table(words_of(ll.groups()), ll_shape, sequential_status_bits), "");
+    EXPECT_EQ(check_table(words_of(ll.groups()), ll_shape), "");
 
     // Bounded growing, after several doublings.
     qmer::qf::locally_locked_filter grown(6, 12, {true, 0.9});
@@ -68,8 +65,7 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
     ASSERT_GT(grown.growths(), 2u);
     auto const g = grown.geometry();
     EXPECT_EQ(check_table(words_of(grown.groups()),
-                          {g.remainder_bits, g.canonical_slots(), grown.total_slots()},
-                          sequential_status_bits),
+                          {g.remainder_bits, g.canonical_slots(), grown.total_slots()}),
               "");
 
     // Every level of an expandable filter that pushed levels.
@@ -79,18 +75,15 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
     auto const arrays = ex.arrays();
     for (size_t j = 1; j < arrays.size(); ++j) {
         auto const& p = arrays[j].params;
-        EXPECT_EQ(check_table(arrays[j].words, {static_cast<unsigned>(p[1]), p[4], p[2]},
-                              sequential_status_bits),
-                  "")
+        EXPECT_EQ(check_table(arrays[j].words, {static_cast<unsigned>(p[1]), p[4], p[2]}), "")
             << "level " << j - 1;
     }
 
-    // Externally locked (its own bit order, a fixed overflow area of 256 slots).
+    // Externally locked (a fixed overflow area of 256 slots).
     qmer::qf::externally_locked el(10, 8);
     for (uint64_t i = 0; i < 920; ++i) el.insert(splitmix64(i + 13));
     EXPECT_EQ(check_table(words_of(el.slots().groups()),
-                          {8, uint64_t{1} << 10, (uint64_t{1} << 10) + 256},
-                          externally_locked_status_bits),
+                          {8, uint64_t{1} << 10, (uint64_t{1} << 10) + 256}),
               "");
 }
 
@@ -99,21 +92,19 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
 
 constexpr table_shape small{5, 16, 24};
 
-// Slot values are written as (remainder, "OCS" status digits: occupied, continuation, shifted);
-// `bits` maps them to a layout.
+// Slot values are written as (remainder, "OCS" status digits: occupied, continuation, shifted).
 struct slot {
     size_t at;
     uint64_t remainder;
     char const* ocs;
 };
-std::vector<uint64_t> table(std::vector<slot> const& slots,
-                            status_bits bits = sequential_status_bits) {
+std::vector<uint64_t> table(std::vector<slot> const& slots) {
     std::vector<uint64_t> words(3, 0);
     for (auto const& s : slots) {
         uint64_t v = s.remainder << 3;
-        if (s.ocs[0] == '1') v |= bits.occupied;
-        if (s.ocs[1] == '1') v |= bits.continuation;
-        if (s.ocs[2] == '1') v |= bits.shifted;
+        if (s.ocs[0] == '1') v |= qmer::qf::status::occupied;
+        if (s.ocs[1] == '1') v |= qmer::qf::status::continuation;
+        if (s.ocs[2] == '1') v |= qmer::qf::status::shifted;
         words[s.at / 8] |= v << (s.at % 8 * 8);
     }
     return words;
@@ -123,16 +114,12 @@ std::vector<uint64_t> table(std::vector<slot> const& slots,
 // at 3 (occupied: quotient 3 has a run), quotient 3's run starting at 4 (shifted).
 std::vector<slot> const consistent = {{2, 3, "100"}, {3, 5, "111"}, {4, 1, "001"}};
 
-TEST(crafted_quotient_table, a_consistent_table_passes_in_both_layouts) {
-    EXPECT_EQ(check_table(table(consistent), small, sequential_status_bits), "");
-    EXPECT_EQ(check_table(table(consistent, externally_locked_status_bits), small,
-                          externally_locked_status_bits),
-              "");
+TEST(crafted_quotient_table, a_consistent_table_passes) {
+    EXPECT_EQ(check_table(table(consistent), small), "");
 }
 
-void expect_refused(std::vector<slot> const& slots, std::string const& reason,
-                    status_bits bits = sequential_status_bits) {
-    std::string const why = check_table(table(slots, bits), small, bits);
+void expect_refused(std::vector<slot> const& slots, std::string const& reason) {
+    std::string const why = check_table(table(slots), small);
     EXPECT_NE(why.find(reason), std::string::npos) << "got: '" << why << "'";
 }
 
@@ -142,15 +129,13 @@ TEST(crafted_quotient_table, lock_states_are_refused) {
     expect_refused({{2, 3, "010"}, {3, 5, "111"}, {4, 1, "001"}}, "slot 2 has status 010");
     expect_refused({{2, 3, "100"}, {3, 5, "111"}, {4, 1, "001"}, {5, 0, "110"}},
                    "slot 5 has status 110");
-    // The same digits in the externally locked layout: no state at all there.
-    expect_refused({{2, 3, "100"}, {3, 5, "010"}}, "slot 3 has status 010",
-                   externally_locked_status_bits);
+    // A read lock after a cluster start (a lock where an element belongs).
+    expect_refused({{2, 3, "100"}, {3, 5, "010"}}, "slot 3 has status 010");
 }
 
 TEST(crafted_quotient_table, shifted_element_without_predecessor_is_refused) {
     expect_refused({{0, 1, "001"}}, "slot 0 holds a shifted element");
-    expect_refused({{0, 1, "001"}}, "slot 0 holds a shifted element",
-                   externally_locked_status_bits);
+    expect_refused({{0, 1, "011"}}, "slot 0 holds a shifted element");
     expect_refused({{2, 3, "100"}, {4, 1, "001"}}, "slot 4 holds a shifted element");
 }
 
@@ -184,21 +169,18 @@ TEST(crafted_quotient_table, unsorted_run_is_refused) {
 TEST(crafted_quotient_table, stray_bits_and_word_count_are_refused) {
     auto words = table(consistent);
     words[2] |= uint64_t{1} << 56;  // slot 23's shifted bit (8-bit slots fill the word)
-    EXPECT_EQ(check_table(words, small, sequential_status_bits),
+    EXPECT_EQ(check_table(words, small),
               "slot 23 holds a shifted element with no element before it");
     // 9-bit slots (r = 6): 7 to a word, bit 63 is padding.
     std::vector<uint64_t> padded(4, 0);
     padded[1] = uint64_t{1} << 63;
-    EXPECT_NE(check_table(padded, {6, 16, 24}, sequential_status_bits).find("past the last slot"),
-              std::string::npos);
+    EXPECT_NE(check_table(padded, {6, 16, 24}).find("past the last slot"), std::string::npos);
     // Slots past the end of the table in the last word (24 slots of 9 bits: 3 in the last word).
     padded[1] = 0;
     padded[3] = uint64_t{1} << 27;
-    EXPECT_NE(check_table(padded, {6, 16, 24}, sequential_status_bits).find("past the last slot"),
-              std::string::npos);
+    EXPECT_NE(check_table(padded, {6, 16, 24}).find("past the last slot"), std::string::npos);
     words.pop_back();
-    EXPECT_EQ(check_table(words, small, sequential_status_bits),
-              "the word count does not match the slot count");
+    EXPECT_EQ(check_table(words, small), "the word count does not match the slot count");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,9 +190,9 @@ TEST(crafted_quotient_table, stray_bits_and_word_count_are_refused) {
 // random bits or slots.
 
 template <typename MakeWords>
-void compare_passes(unsigned r, table_shape shape, status_bits bits, MakeWords make_words) {
+void compare_passes(unsigned r, table_shape shape, MakeWords make_words) {
     std::vector<uint64_t> const original = make_words();
-    ASSERT_EQ(check_table(original, shape, bits), "") << "r = " << r;
+    ASSERT_EQ(check_table(original, shape), "") << "r = " << r;
     unsigned const w = r + 3, spg = 64 / w;
     uint64_t state = r * 1000003u + 17;
     auto next = [&] { return state = splitmix64(state); };
@@ -230,8 +212,8 @@ void compare_passes(unsigned r, table_shape shape, status_bits bits, MakeWords m
                 words[g] |= ((v >> 4) & 7) << (k * w);
             }
         }
-        bool const fast = qmer::qf::detail::consistent(words, shape, bits);
-        std::string const why = qmer::qf::detail::explain(words, shape, bits);
+        bool const fast = qmer::qf::detail::consistent(words, shape);
+        std::string const why = qmer::qf::detail::explain(words, shape);
         ASSERT_EQ(fast, why.empty()) << "r = " << r << ", trial " << trial << ": " << why;
         refused += fast ? 0 : 1;
     }
@@ -243,17 +225,16 @@ TEST(crafted_quotient_table, word_and_slot_passes_agree) {
         unsigned const q = std::min(8u, 63 - r);
         uint64_t const n = (uint64_t{1} << q) * 85 / 100;
         compare_passes(r, {r, uint64_t{1} << q, (uint64_t{1} << q) + qmer::qf::overflow_slots(q)},
-                       sequential_status_bits, [&] {
+                       [&] {
                            qmer::qf::locally_locked_filter f(q, r);
                            for (uint64_t i = 0; i < n; ++i) f.insert(splitmix64(i * 3 + r));
                            return words_of(f.groups());
                        });
-        compare_passes(r, {r, uint64_t{1} << q, (uint64_t{1} << q) + 256},
-                       externally_locked_status_bits, [&] {
-                           qmer::qf::externally_locked f(q, r);
-                           for (uint64_t i = 0; i < n; ++i) f.insert(splitmix64(i * 5 + r));
-                           return words_of(f.slots().groups());
-                       });
+        compare_passes(r, {r, uint64_t{1} << q, (uint64_t{1} << q) + 256}, [&] {
+            qmer::qf::externally_locked f(q, r);
+            for (uint64_t i = 0; i < n; ++i) f.insert(splitmix64(i * 5 + r));
+            return words_of(f.slots().groups());
+        });
     }
 }
 
@@ -308,9 +289,9 @@ TEST_F(crafted_quotient_table_file, externally_locked_shifted_slot_zero) {
     qmer::qf::externally_locked f(8, 8);
     for (uint64_t i = 0; i < 100; ++i) f.insert(splitmix64(i));
     auto arrays = qmer::app::filter_state<qmer::qf::externally_locked>::arrays(f);
-    // Slot 0 made a shifted run start (externally locked bits: shifted = 4).
+    // Slot 0 made a shifted run start.
     std::vector<uint64_t> words(arrays[0].words.begin(), arrays[0].words.end());
-    words[0] = (words[0] & ~uint64_t{0x7ff}) | (uint64_t{9} << 3) | 4;
+    words[0] = (words[0] & ~uint64_t{0x7ff}) | (uint64_t{9} << 3) | qmer::qf::status::shifted;
     arrays[0].words = words;
     expect_damaged<qmer::qf::externally_locked>(
         arrays, "externally locked filter: slot 0 holds a shifted element", "a shifted slot 0");

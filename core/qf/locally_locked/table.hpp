@@ -1,6 +1,6 @@
 #pragma once
 // The locally locked quotient filter's table (core/qf/locally_locked.hpp): the slots of
-// core/qf/sequential.hpp in 64-bit atomic groups, the predicates that read a slot through the lock
+// core/qf/layout.hpp in 64-bit atomic groups, the predicates that read a slot through the lock
 // states stored in it (the status combinations that never occur naturally: 110 remainder 0 a write
 // lock, 110 remainder 1 a migration lock, 010 a read lock), and the state of a migration (bounded
 // growing). The algorithms over it: locks.hpp, algorithm1.hpp (insert and remove), query.hpp,
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/qf/fingerprint.hpp"
-#include "core/qf/sequential.hpp"
+#include "core/qf/layout.hpp"
 #include "core/qf/slot_storage.hpp"
 
 namespace qmer::qf::ll {

@@ -34,7 +34,7 @@ uint64_t fingerprint(externally_locked const& f, uint64_t h) {
 // the way: every run start belongs to the next occupied quotient not yet given a run, no run
 // starts before its quotient, empty slots end every cluster with no quotient left waiting.
 std::vector<uint64_t> decode(externally_locked const& f) {
-    using E = externally_locked;
+    namespace E = qmer::qf::status;
     unsigned const r = f.remainder_bits();
     std::vector<uint64_t> fps;
     std::deque<size_t> waiting;  // occupied quotients whose run has not started yet
@@ -47,7 +47,7 @@ std::vector<uint64_t> decode(externally_locked const& f) {
             waiting.clear();
             continue;
         }
-        EXPECT_NE(v & E::status_mask, E::continuation) << "unused status 010 at " << s;
+        EXPECT_NE(v & E::mask, E::continuation) << "unused status 010 at " << s;
         if (!(v & E::shifted)) {
             EXPECT_TRUE(v & E::occupied) << "unshifted element off its slot";
         }
