@@ -1,10 +1,11 @@
 #pragma once
 // The sorted build of a counted first level (qmer index, issue 10: build speed). Instead of one
-// concurrent insert per k-mer (~95 ns of CPU each: locking, shifting, run search), the k-mers'
-// fingerprints are gathered into buckets by their top bits while the references are read, each
-// bucket is sorted and deduplicated in cache, and the buckets are appended in order to the empty
-// table with locally_locked_filter::append_sorted(), one sequential pass. KMC and Jellyfish count
-// the same way (bins, then sort); a quotient filter's layout is the sorted order itself.
+// concurrent insert per k-mer (locking, shifting and a run search each; its cost per k-mer is in
+// the README, "Limitations"), the k-mers' fingerprints are gathered into buckets by their top bits
+// while the references are read, each bucket is sorted and deduplicated in cache, and the buckets
+// are appended in order to the empty table with locally_locked_filter::append_sorted(), one
+// sequential pass. KMC and Jellyfish count the same way (bins, then sort); a quotient filter's
+// layout is the sorted order itself.
 //
 // Memory: 4 bytes per k-mer position (the fingerprint below its bucket bits) when they fit the
 // budget (fingerprint_buckets). When they do not, spilled_fingerprint_buckets writes them to an
