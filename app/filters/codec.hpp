@@ -84,13 +84,15 @@ struct fixed_qf_codec : codec_base<F> {
     }
 };
 
-// A fixed-size QF saved as one array (q, r, size) and its 2^q slots.
+// A fixed-size QF saved as one array (q, r, size): its 2^q canonical slots and the `overflow`
+// slots after them.
 inline filter_description describe_fixed_quotient_filter(
-    std::span<io::index_section_view const> sections) {
+    std::span<io::index_section_view const> sections, uint64_t overflow) {
     if (sections.size() != 1 || sections[0].params.size() != 3 || sections[0].params[0] >= 64)
         return {};
     auto const& p = sections[0].params;  // q, r, size
-    return {{}, {quotient_table(uint64_t{1} << p[0], uint64_t{1} << p[0], p[1], p[2])}};
+    return {{},
+            {quotient_table(uint64_t{1} << p[0], (uint64_t{1} << p[0]) + overflow, p[1], p[2])}};
 }
 
 // The locally locked QF, growing or not: one array (q, r, total, size, growing, grow_at x 1e6).

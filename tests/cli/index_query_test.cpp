@@ -212,6 +212,22 @@ TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
     }
 }
 
+// The fixed-size quotient filters have 256 slots after their 2^q canonical ones; `qmer info` said
+// 0 (it assumed none).
+TEST_F(index_query, info_counts_the_overflow_area_of_fixed_quotient_filters) {
+    for (char const* kind : {"external-locks", "linear-probing"}) {
+        SCOPED_TRACE(kind);
+        ASSERT_EQ(qmer({"index", "--filter", kind, "-q", "-o", "x.qmer",
+                        data("lambda_virus.fa.gz").string()})
+                      .exit_code,
+                  0);
+        auto const json = qmer({"info", "--json", "x.qmer"});
+        EXPECT_NE(json.out.find("\"overflow_slots\": 256"), std::string::npos) << json.out;
+        auto const text = qmer({"info", "x.qmer"});
+        EXPECT_NE(text.out.find("overflow slots 256,"), std::string::npos) << text.out;
+    }
+}
+
 TEST_F(index_query, appending_answers_as_building_at_once) {
     std::string const genome = lambda_genome();
     write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");

@@ -11,7 +11,7 @@ template <>
 struct filter_codec<filter_kind::external_locks> : fixed_qf_codec<qf::externally_locked> {
     static constexpr std::string_view name = "external-locks";
     static filter_description describe(std::span<io::index_section_view const> sections) {
-        return describe_fixed_quotient_filter(sections);
+        return describe_fixed_quotient_filter(sections, qf::externally_locked::overflow_slots);
     }
 };
 

@@ -29,7 +29,7 @@ struct filter_codec<filter_kind::linear_probing> : codec_base<qf::linear_probing
     }
 
     static filter_description describe(std::span<io::index_section_view const> sections) {
-        return describe_fixed_quotient_filter(sections);
+        return describe_fixed_quotient_filter(sections, filter_type::overflow_slots);
     }
 };
 
