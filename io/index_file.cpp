@@ -7,11 +7,13 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -184,6 +186,85 @@ read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
     return {0, XXH3_64bits_digest(state.get())};
 }
 
+// Copies bytes [0, size) of fd into `out` in pieces of `piece` bytes and sums all but the last 8
+// with XXH3-64, as read_and_sum does, but with up to `threads` threads reading pieces at once:
+// most of a copy into fresh memory is the kernel's (faulting in and zeroing the huge pages,
+// copying out of the page cache), and that scales with threads. The stored checksum is one XXH3
+// stream over the file, so the calling thread sums the pieces in file order, each as soon as it
+// has arrived, and reads pieces itself while the next one to sum is still on its way. poll() runs
+// on the calling thread between pieces; when it throws, the other threads finish the piece they
+// hold and stop before it is rethrown.
+read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned threads,
+                         std::function<void()> const& poll) {
+    size_t const pieces = (size + piece - 1) / piece;
+    size_t const summed = size >= 8 ? size - 8 : 0;
+    // Per piece: 0 not read yet, 1 read, 2 failed (the error is in `error`). Every piece that is
+    // claimed ends as 1 or 2, so the summing thread may wait for a claimed one.
+    std::vector<std::atomic<uint8_t>> state(pieces);
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::atomic<int> error{0};
+    // Claims the next piece and reads it; false when none is left or the copy stopped.
+    auto read_one = [&]() -> bool {
+        if (stop.load(std::memory_order_relaxed)) return false;
+        size_t const i = next.fetch_add(1, std::memory_order_relaxed);
+        if (i >= pieces) return false;
+        size_t const begin = i * piece, end = std::min(size, begin + piece);
+        uint8_t outcome = 1;
+        for (size_t done = begin; done < end;) {
+            ssize_t const n = ::pread(fd, out + done, end - done, static_cast<off_t>(done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                int expected = 0;
+                error.compare_exchange_strong(expected, n < 0 ? errno : -1);
+                stop.store(true, std::memory_order_relaxed);
+                outcome = 2;
+                break;
+            }
+            done += static_cast<size_t>(n);
+        }
+        // Release: the summing thread's acquire load of the state then sees the piece's bytes.
+        state[i].store(outcome, std::memory_order_release);
+        state[i].notify_one();
+        return true;
+    };
+
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> sum(XXH3_createState(),
+                                                                 &XXH3_freeState);
+    if (!sum) throw std::bad_alloc();
+    XXH3_64bits_reset(sum.get());
+    {
+        std::vector<std::jthread> helpers;
+        // Declared after the helpers, so destroyed first: whatever way this block is left, the
+        // helpers are told to stop before they are joined.
+        struct stopper {
+            std::atomic<bool>& stop;
+            ~stopper() { stop.store(true, std::memory_order_relaxed); }
+        } const stop_helpers{stop};
+        unsigned const wanted = static_cast<unsigned>(
+            std::min<size_t>(std::max(threads, 1u), pieces == 0 ? 1 : pieces));
+        for (unsigned t = 1; t < wanted; ++t)
+            helpers.emplace_back([&] {
+                while (read_one()) {
+                }
+            });
+        for (size_t i = 0; i < pieces; ++i) {
+            if (poll) poll();
+            // Read pieces until piece i has arrived (some other thread may hold it).
+            while (state[i].load(std::memory_order_acquire) == 0 && read_one()) {
+            }
+            // Unclaimed only after a failure stopped the copy (claims go in file order).
+            if (next.load(std::memory_order_relaxed) <= i) break;
+            state[i].wait(0, std::memory_order_acquire);
+            if (state[i].load(std::memory_order_acquire) != 1) break;
+            size_t const begin = i * piece, end = std::min(summed, begin + piece);
+            if (begin < end) XXH3_64bits_update(sum.get(), out + begin, end - begin);
+        }
+    }
+    if (int const e = error.load(); e != 0) return {e, 0};
+    return {0, XXH3_64bits_digest(sum.get())};
+}
+
 }  // namespace
 
 struct index_writer::impl {
@@ -265,7 +346,7 @@ void index_writer::commit() {
 }
 
 index_file::index_file(std::string path, index_check check, index_memory memory,
-                       std::function<void()> const& poll)
+                       std::function<void()> const& poll, unsigned copy_threads)
     : path_(std::move(path)) {
     auto const fail = [&](std::string const& what) -> index_error {
         return index_error("'" + path_ + "': " + what);
@@ -282,7 +363,7 @@ index_file::index_file(std::string path, index_check check, index_memory memory,
     inode_ = static_cast<uint64_t>(st.st_ino);
     if (size_ > 0 && memory == index_memory::huge_pages) {
         try {
-            copy_to_huge_pages(fd, poll);
+            copy_to_huge_pages(fd, poll, copy_threads);
         } catch (...) {
             unmap();  // a throwing constructor runs no destructor
             ::close(fd);
@@ -382,7 +463,8 @@ index_file::index_file(std::string path, index_check check, index_memory memory,
     }
 }
 
-void index_file::copy_to_huge_pages(int fd, std::function<void()> const& poll) {
+void index_file::copy_to_huge_pages(int fd, std::function<void()> const& poll,
+                                    unsigned copy_threads) {
     // A region 2 MiB larger than the file, so that its copy can start on a 2 MiB boundary (the
     // kernel backs only aligned 2 MiB ranges with huge pages).
     constexpr size_t huge = size_t{2} << 20;
@@ -402,11 +484,8 @@ void index_file::copy_to_huge_pages(int fd, std::function<void()> const& poll) {
 #endif
     // The checksum is computed as the bytes arrive, each 4 MiB piece while it is still in cache,
     // so checking it costs no second pass over the memory.
-    auto* out = static_cast<char*>(map_);
-    auto const read = read_and_sum(fd, size_, size_t{4} << 20, [&](size_t at) {
-        if (poll) poll();
-        return out + at;
-    });
+    auto const read =
+        copy_and_sum(fd, size_, static_cast<char*>(map_), size_t{4} << 20, copy_threads, poll);
     if (read.error != 0)
         throw input_error(
             "'" + path_ + "': cannot read index: " +

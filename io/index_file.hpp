@@ -107,10 +107,11 @@ class index_file {
     // Throws index_error (bad/damaged/foreign/newer file) or input_error (cannot open).
     // poll() is called between the 4 MiB pieces of a huge-page copy and may throw to abandon the
     // load (qmer query passes its interrupt check: Ctrl-C during the seconds a host-sized index
-    // takes to read acts at once).
+    // takes to read acts at once). A huge-page copy reads with up to copy_threads threads (the
+    // calling thread among them).
     explicit index_file(std::string path, index_check check = index_check::at_open,
                         index_memory memory = index_memory::mapped,
-                        std::function<void()> const& poll = {});
+                        std::function<void()> const& poll = {}, unsigned copy_threads = 1);
 
     // The XXH3-64 of the file against the stored one (reads every page; safe from any thread while
     // the sections are mapped). check_checksum() throws index_error naming the file on a mismatch.
@@ -140,7 +141,7 @@ class index_file {
     uint64_t device_ = 0, inode_ = 0;         // the file mapped (the sum reads it again by name)
     std::optional<bool> copied_sum_matches_;  // huge_pages: the checksum, computed while copying
     void unmap() noexcept;
-    void copy_to_huge_pages(int fd, std::function<void()> const& poll);
+    void copy_to_huge_pages(int fd, std::function<void()> const& poll, unsigned copy_threads);
     uint64_t stored_checksum() const noexcept;  // the file's last 8 bytes
     index_header header_;
     std::vector<index_section_view> sections_;

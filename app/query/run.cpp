@@ -204,6 +204,15 @@ std::unique_ptr<index_lookup> make_lookup(Owner owner, io::index_header const& h
                              });
 }
 
+// An index built in one go has one level: answered from that table directly, without a loop over
+// levels around every lookup and prefetch.
+std::unique_ptr<index_lookup> rank_select_lookup(qf::rank_select_levels&& levels,
+                                                 io::index_header const& h,
+                                                 verdict_table const& verdicts, bool quick) {
+    if (levels.levels() == 1) return make_lookup(levels.level(0), h, verdicts, quick);
+    return make_lookup(std::move(levels), h, verdicts, quick);
+}
+
 // Loads an opened index for querying. The default filter in format 3 is answered in place from
 // the file's bytes, mapped (--mmap: the first read is answered at once, and only the pages
 // lookups touch are read) or read into huge pages (the default: no TLB miss per lookup); a damaged
@@ -230,18 +239,16 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
             // lives at a time, as the mapping above is dropped first.
             std::string const path = file.path();
             levels.reset();
+            // Read with the query's threads (at most 8: beyond that the copy is bound by memory
+            // bandwidth, not by the kernel's page faults and copies that threads share out).
+            unsigned const copy_threads = std::min(resolve_threads(o.threads), 8u);
             file = io::index_file(path, io::index_check::deferred, io::index_memory::huge_pages,
-                                  throw_if_interrupted);
+                                  throw_if_interrupted, copy_threads);
             file.check_checksum();  // summed while it was read: refuse before any lookup
             levels = rank_select_levels_of(file);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
         }
-        // An index built in one go has one level: answered from that table directly, without a
-        // loop over levels around every lookup and prefetch.
-        if (levels->levels() == 1)
-            q->lookup = make_lookup(levels->level(0), file.header(), q->verdicts, o.quick);
-        else
-            q->lookup = make_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
+        q->lookup = rank_select_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
         return q;
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.
