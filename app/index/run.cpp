@@ -648,6 +648,16 @@ void build_index(index_options const& given, unsigned threads) {
                   filter->size() ? 8.0 * bytes / static_cast<double>(filter->size()) : 0.0,
                   scratch.c_str());
     progress.finish(extra);
+    // A grown index answers each absent k-mer from every level (README, "Limitations"): say so
+    // when it happens, and what gives one level again.
+    if constexpr (requires { filter->levels(); }) {
+        if (unsigned const levels = filter->levels(); levels >= 3)
+            std::fprintf(stderr,
+                         "qmer: note: '%s' has %u levels: a query looks up each absent k-mer in "
+                         "all %u, several times the cost of a one-level index; one 'qmer index' "
+                         "run over all the references, without --expected, builds one level\n",
+                         o.output.c_str(), levels, levels);
+    }
 }
 
 }  // namespace

@@ -228,6 +228,20 @@ TEST_F(index_query, info_counts_the_overflow_area_of_fixed_quotient_filters) {
     }
 }
 
+// An index that grew several levels says so when it is written (each level costs a query's absent
+// k-mers one more lookup); a counted build, with one level, says nothing of levels.
+TEST_F(index_query, a_grown_index_notes_its_levels) {
+    auto const grown = qmer({"index", "-q", "--expected", "1000", "-o", "grown.qmer",
+                             data("lambda_virus.fa.gz").string()});
+    ASSERT_EQ(grown.exit_code, 0) << grown.err;
+    EXPECT_NE(grown.err.find("qmer: note: 'grown.qmer' has "), std::string::npos) << grown.err;
+    EXPECT_NE(grown.err.find("levels: a query looks up each absent k-mer"), std::string::npos);
+    auto const counted =
+        qmer({"index", "-q", "-o", "counted.qmer", data("lambda_virus.fa.gz").string()});
+    ASSERT_EQ(counted.exit_code, 0) << counted.err;
+    EXPECT_EQ(counted.err.find("levels"), std::string::npos) << counted.err;
+}
+
 TEST_F(index_query, appending_answers_as_building_at_once) {
     std::string const genome = lambda_genome();
     write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");
