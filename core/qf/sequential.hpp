@@ -36,9 +36,9 @@ namespace qmer::qf {
 // The table and the algorithm of section 2 for one thread at a time: 2^q canonical slots and
 // `overflow` more. The sequential filter below is this table plus an element count; the externally
 // locked filter runs the same insert and lookup on the part of the table its stripe locks hold
-// (core/qf/externally_locked.hpp), so the algorithm has one home. Every read is an acquire load of
-// a whole group and every write a release store of one (grouped_slots), so a table handed between
-// threads under a mutex is read and written without data races.
+// (core/qf/externally_locked.hpp), so the algorithm has one home. Every read and write is an atomic
+// access of a whole group (grouped_slots), so threads that take turns at a table under a mutex
+// (which orders their accesses) never race on it.
 class sequential_table {
   public:
     sequential_table(unsigned quotient_bits, unsigned remainder_bits, size_t overflow)
