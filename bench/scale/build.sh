@@ -14,6 +14,9 @@
 #                    (default '1.3 1.5 2'; '' for none)
 #   --random-only    the random reference only (default: random, then repetitive: half of it
 #                    mutated copies of 20 repeat units of 300 bp-6 kbp, 1-3% substitutions per copy)
+#   --kinds 'K ...'  the references to build, in order, from 'random repetitive' (the default)
+#   --tools 'T ...'  the tools to run, from 'qmer kmc jellyfish' (the default; the --max-memory
+#                    runs need qmer)
 #   --seed S         reference seed (default 1)
 #   --work DIR       data, outputs and scratch (default bench/scale/work, git-ignored; shared with
 #                    run.sh: the references are reused)
@@ -37,7 +40,8 @@ size=2400000000
 threads=2
 reps=1
 limits="1.3 1.5 2"
-random_only=0
+kinds_opt="random repetitive"
+tools="qmer kmc jellyfish"
 seed=1
 work=$here/work
 qmer=$repo/build/release/qmer
@@ -51,7 +55,9 @@ while [[ $# -gt 0 ]]; do
         --threads) threads=$2; shift ;;
         --reps) reps=$2; shift ;;
         --limits) limits=$2; shift ;;
-        --random-only) random_only=1 ;;
+        --random-only) kinds_opt=random ;;
+        --kinds) kinds_opt=$2; shift ;;
+        --tools) tools=$2; shift ;;
         --seed) seed=$2; shift ;;
         --work) work=$2; shift ;;
         --qmer) qmer=$2; shift ;;
@@ -137,7 +143,8 @@ cpu_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
     echo "threads=$threads"
     echo "reps=$reps"
     echo "limits=$limits"
-    echo "random_only=$random_only"
+    echo "kinds=$kinds_opt"
+    echo "tools=$tools"
     echo "seed=$seed"
     echo "qmer_args=$qmer_args"
     echo "jf_memory=$jf_memory"
@@ -189,8 +196,15 @@ same_index() { "$py" "$here/summarize_build.py" --same-index "$1" "$2"; }
 # shellcheck disable=SC2206
 qargs=($qmer_args)
 
-kinds=(random)
-[[ $random_only -eq 1 ]] || kinds+=(repetitive)
+# shellcheck disable=SC2206
+kinds=($kinds_opt)
+for kind in "${kinds[@]}"; do
+    [[ $kind == random || $kind == repetitive ]] || { echo "build.sh: --kinds takes random and repetitive, not '$kind'" >&2; exit 2; }
+done
+for tool in $tools; do
+    [[ $tool == qmer || $tool == kmc || $tool == jellyfish ]] || { echo "build.sh: --tools takes qmer, kmc and jellyfish, not '$tool'" >&2; exit 2; }
+done
+runs_tool() { [[ " $tools " == *" $1 "* ]]; }
 runs=$work/build-runs
 for kind in "${kinds[@]}"; do
     # ---- data: the same folders and stamp as run.sh, so either script reuses the other's FASTA
@@ -226,6 +240,7 @@ for kind in "${kinds[@]}"; do
     index_bytes=
     for rep in $(seq 1 "$reps"); do
         # -- qmer, no limit (its default: a share of the machine's memory)
+        if runs_tool qmer; then
         log "$kind, round $rep/$reps: qmer"
         warm "$ref"
         idx=$rdir/qmer/idx.qmer
@@ -244,8 +259,10 @@ for kind in "${kinds[@]}"; do
         fi
         rm -f "$idx"
         [[ $rc -ne 0 ]] || tail -1 "$lg" >&2
+        fi
 
         # -- KMC: counts of every k-mer (-ci1), counters up to 255, multi-FASTA input
+        if runs_tool kmc; then
         log "$kind, round $rep/$reps: kmc"
         warm "$ref"
         rm -rf "$rdir/kmc" "$rdir/kmc-tmp"; mkdir -p "$rdir/kmc" "$rdir/kmc-tmp"
@@ -254,8 +271,10 @@ for kind in "${kinds[@]}"; do
         [[ $rc -ne 0 ]] || bytes=$(($(stat -c %s "$rdir/kmc/db.kmc_pre") + $(stat -c %s "$rdir/kmc/db.kmc_suf")))
         row kmc "$rep" NA NA "$bytes" NA NA NA
         rm -rf "$rdir/kmc" "$rdir/kmc-tmp"
+        fi
 
         # -- Jellyfish: canonical 31-mers
+        if runs_tool jellyfish; then
         log "$kind, round $rep/$reps: jellyfish"
         warm "$ref"
         rm -rf "$rdir/jf"; mkdir -p "$rdir/jf"
@@ -265,6 +284,7 @@ for kind in "${kinds[@]}"; do
         [[ $rc -ne 0 ]] || bytes=$(cat "$rdir"/jf/out.jf* | wc -c)
         row jellyfish "$rep" NA NA "$bytes" NA NA NA
         rm -rf "$rdir/jf"
+        fi
 
         # -- qmer at each limit, as bytes: X times the unlimited index file's size
         if [[ -z "$index_bytes" ]]; then
