@@ -166,6 +166,18 @@ struct read_result {
     int error = 0;
     uint64_t sum = 0;
 };
+// Reads bytes [offset, offset + len) of fd into `at`, retrying short and interrupted reads: 0, or
+// the errno of a failed read, or -1 for a file that ends first.
+int pread_fully(int fd, char* at, size_t len, size_t offset) {
+    for (size_t done = 0; done < len;) {
+        ssize_t const n = ::pread(fd, at + done, len - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : -1;
+        done += static_cast<size_t>(n);
+    }
+    return 0;
+}
+
 template <typename Place>
 read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
     std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
@@ -175,13 +187,10 @@ read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
     size_t const summed = size >= 8 ? size - 8 : 0;
     for (size_t done = 0; done < size;) {
         char* const at = place(done);
-        ssize_t const n = ::pread(fd, at, std::min(size - done, piece), static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return {n < 0 ? errno : -1, 0};
-        if (done < summed)
-            XXH3_64bits_update(state.get(), at,
-                               std::min(summed, done + static_cast<size_t>(n)) - done);
-        done += static_cast<size_t>(n);
+        size_t const n = std::min(size - done, piece);
+        if (int const e = pread_fully(fd, at, n, done); e != 0) return {e, 0};
+        if (done < summed) XXH3_64bits_update(state.get(), at, std::min(summed, done + n) - done);
+        done += n;
     }
     return {0, XXH3_64bits_digest(state.get())};
 }
@@ -211,17 +220,11 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
         if (i >= pieces) return false;
         size_t const begin = i * piece, end = std::min(size, begin + piece);
         uint8_t outcome = 1;
-        for (size_t done = begin; done < end;) {
-            ssize_t const n = ::pread(fd, out + done, end - done, static_cast<off_t>(done));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                int expected = 0;
-                error.compare_exchange_strong(expected, n < 0 ? errno : -1);
-                stop.store(true, std::memory_order_relaxed);
-                outcome = 2;
-                break;
-            }
-            done += static_cast<size_t>(n);
+        if (int const e = pread_fully(fd, out + begin, end - begin, begin); e != 0) {
+            int expected = 0;
+            error.compare_exchange_strong(expected, e);
+            stop.store(true, std::memory_order_relaxed);
+            outcome = 2;
         }
         // Release: the summing thread's acquire load of the state then sees the piece's bytes.
         state[i].store(outcome, std::memory_order_release);
@@ -482,8 +485,8 @@ void index_file::copy_to_huge_pages(int fd, std::function<void()> const& poll,
     // Advice: a kernel without transparent huge pages gives 4 KiB pages, slower but correct.
     (void)::madvise(map_, (size_ + huge - 1) / huge * huge, MADV_HUGEPAGE);
 #endif
-    // The checksum is computed as the bytes arrive, each 4 MiB piece while it is still in cache,
-    // so checking it costs no second pass over the memory.
+    // The checksum is computed as the bytes arrive, each 4 MiB piece soon after it is read, so
+    // checking it costs no second pass over the file.
     auto const read =
         copy_and_sum(fd, size_, static_cast<char*>(map_), size_t{4} << 20, copy_threads, poll);
     if (read.error != 0)

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -12,27 +11,19 @@
 
 #include "core/error.hpp"
 #include "io/index_file.hpp"
+#include "io/sequence_test_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-class index_file_copy : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        std::string templ = (fs::temp_directory_path() / "qmer-copy-XXXXXX").string();
-        ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-        dir_ = templ;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    fs::path dir_;
-};
+class index_file_copy : public qmer::io::test::temp_folder_test {};
 
 // A huge-page copy with several threads: pieces of 4 MiB read in any order by any thread, summed
 // in file order. A 14 MB file (4 pieces) reads the same words with 1 to 8 threads, a damaged byte
 // in its last piece still fails the sum, and poll() abandoning the copy halfway stops every thread.
 TEST_F(index_file_copy, several_threads_read_and_sum_every_piece) {
-    std::string const path = (dir_ / "big.qmer").string();
+    std::string const path = this->path("big.qmer");
     std::vector<uint64_t> words(1750000);
     std::iota(words.begin(), words.end(), 11);
     {
