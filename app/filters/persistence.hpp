@@ -170,6 +170,30 @@ struct filter_state<qf::expandable_filter> {
     }
 };
 
+// An expandable index whose one level qmer index's sorted build wrote straight in the
+// rank-select layout (qf::rank_select_writer), never holding the concurrent table: its arrays
+// are those filter_state<qf::expandable_filter>::arrays() and save() give for a filter holding
+// the same level (the same parameters, the same words), so it loads and appends alike.
+struct written_first_level {
+    qf::expandable_filter::first_level_plan plan;
+    std::vector<uint64_t> words;  // the level's blocks (rank_select::shape::words() of them)
+    uint64_t elements = 0;
+
+    qf::rank_select::shape shape() const noexcept {
+        return {plan.g.canonical_slots(), plan.total_slots, plan.g.remainder_bits};
+    }
+    std::vector<filter_array> arrays() const {
+        auto const& g = plan.g;
+        return {{plan.stack_params, {}},
+                {{g.quotient_bits, g.remainder_bits, plan.total_slots, elements,
+                  g.canonical_slots(), qf::rank_select::layout_tag},
+                 words}};
+    }
+    void save(io::index_writer& w) const {
+        for (auto const& a : arrays()) w.add_section(a.params, a.words);
+    }
+};
+
 // The query-only form of an expandable filter saved in format 3: its levels read in place from the
 // mapped file (no copy, no table walk; qmer query). The stack's parameters and every level's
 // shape are checked; the words are not read here (a damaged word can only give a wrong answer,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
@@ -308,19 +309,19 @@ uint64_t build_overhead_bytes(uint64_t longest_record, unsigned threads) {
            longest_record * 5 / 2;
 }
 
-// The least --max-memory a counted build can keep to: its table, the overhead, and the least a
-// scratch-file build needs (4 KiB per bin and thread, and the bins being sorted), so that every
-// limit it accepts gives the same index: the sorted build's, never the k-mer by k-mer inserts',
-// which would stop level 0 at its growth fill and start a second level. Below it the build is
-// refused before any k-mer is stored.
-uint64_t least_build_memory(qf::expandable_filter const& filter, reference_census const& census,
+// The least --max-memory a counted build can keep to: its table (`table_bytes`: the level written
+// in the rank-select layout, or the concurrent table where the bins cannot hold the
+// fingerprints), the overhead, and the least a scratch-file build needs (4 KiB per bin and
+// thread, and the bins being sorted), so that every limit it accepts gives the same index: the
+// sorted build's, never the k-mer by k-mer inserts', which would stop level 0 at its growth fill
+// and start a second level. Below it the build is refused before any k-mer is stored.
+uint64_t least_build_memory(qf::geometry g, uint64_t table_bytes, reference_census const& census,
                             unsigned threads) {
-    qf::geometry const g = filter.first_level_final_geometry();
     uint64_t const scratch =
         spilled_fingerprint_buckets::supports(g)
             ? spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, 0)
             : 0;
-    return filter.memory_bytes() + build_overhead_bytes(census.longest_record, threads) + scratch;
+    return table_bytes + build_overhead_bytes(census.longest_record, threads) + scratch;
 }
 
 // Fingerprints stay in memory (one pass, no disk) while they take at most half of what the table
@@ -331,16 +332,14 @@ uint64_t least_build_memory(qf::expandable_filter const& filter, reference_censu
 // long for the bins, or a limit too tight for the bins' buffers), the references are read once
 // per slice that fits, and failing that k-mers are inserted one by one (no memory beyond the
 // table).
-sorted_build_plan plan_sorted_build(qf::expandable_filter const& filter, uint64_t max_memory,
+sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, uint64_t max_memory,
                                     reference_census const& census, unsigned threads) {
-    qf::geometry const g = filter.first_level_final_geometry();
     if (!fingerprint_buckets::supports(g)) return {};
-    uint64_t const used =
-        filter.memory_bytes() + build_overhead_bytes(census.longest_record, threads);
+    uint64_t const used = table_bytes + build_overhead_bytes(census.longest_record, threads);
     uint64_t const left = max_memory > used ? max_memory - used : 0;
     double const in_memory =
         static_cast<double>(bucket_bytes_per_position) * static_cast<double>(census.kmer_positions);
-    uint64_t const roomy = std::max<uint64_t>(filter.memory_bytes(), uint64_t{256} << 20);
+    uint64_t const roomy = std::max<uint64_t>(table_bytes, uint64_t{256} << 20);
     if (in_memory <= static_cast<double>(std::min(left / 2, roomy))) return {1, false, 0};
     size_t const buffers = static_cast<size_t>(
         std::min<uint64_t>(max_spill_buffer_bytes_per_thread, left / 4 / std::max(1u, threads)));
@@ -356,7 +355,7 @@ sorted_build_plan plan_sorted_build(qf::expandable_filter const& filter, uint64_
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read
 // once per pass, their fingerprints gathered into buckets (in memory, or in a scratch file in
-// `temp_dir` with plan.spill), each pass's buckets sorted and appended to level 0 in order.
+// `temp_dir` with plan.spill), each pass's buckets sorted and handed to `sink` in order.
 // With `marks` (the minimizer-local scheme), overloaded windows are marked and their
 // fingerprints dropped; in one pass, `crowded(plain)` then reads the references again and
 // gathers those windows' k-mers, hashed plainly, into `plain`, which is merged into the append
@@ -369,18 +368,16 @@ struct sorted_build_result {
 };
 
 template <typename Hashing, typename Crowded>
-sorted_build_result sorted_build(qf::expandable_filter& filter, Hashing const& hashing,
+sorted_build_result sorted_build(qf::geometry g, sorted_sink const& sink, Hashing const& hashing,
                                  index_options const& o, unsigned threads, build_counts& counts,
                                  progress_meter& progress, reference_census const& census,
                                  sorted_build_plan plan, window_marks* marks, Crowded&& crowded) {
-    qf::geometry const g = filter.first_level_final_geometry();
-    qf::locally_locked_filter::sorted_append_state state;
     auto const bases = static_cast<double>(census.bases);
     // One pass: mark, gather the crowded windows' k-mers, append both merged.
     auto append_marked = [&](auto& collected, auto make_plain) -> sorted_build_result {
         if (marks == nullptr) {
             progress.begin_phase("filling the table", 1, "", false);
-            return {collected.append_to(filter, state, threads, &progress), false};
+            return {collected.append_to(sink, threads, &progress), false};
         }
         progress.begin_phase("finding crowded windows", 0, "", false);
         marks->now = window_marks::stage::mark;
@@ -388,13 +385,13 @@ sorted_build_result sorted_build(qf::expandable_filter& filter, Hashing const& h
         marks->now = window_marks::stage::drop;
         if (marks->marked.load() == 0) {
             progress.begin_phase("filling the table", 1, "", false);
-            return {collected.append_to(filter, state, threads, &progress), true};
+            return {collected.append_to(sink, threads, &progress), true};
         }
         auto plain = make_plain();
         progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
         crowded(*plain);
         progress.begin_phase("filling the table", 1, "", false);
-        return {collected.append_to(filter, state, threads, &progress, plain.get()), true};
+        return {collected.append_to(sink, threads, &progress, plain.get()), true};
     };
     if (plan.spill) {
         io::spill_file file(temp_folder(o));
@@ -433,33 +430,111 @@ sorted_build_result sorted_build(qf::expandable_filter& filter, Hashing const& h
         insert_references(collected, hashing, o, threads, pass == 0 ? counts : pass_counts,
                           progress, ~uint64_t{0});
         progress.begin_phase("filling the table" + of_passes, 1, "", false);
-        complete = collected.append_to(filter, state, threads, &progress);
+        complete = collected.append_to(sink, threads, &progress);
     }
     return {complete, false};
 }
 
+// What a counted build made: usually its one level, written straight in the rank-select layout
+// the index stores (no concurrent table is ever made); the concurrent filter when the build read
+// the references in several passes, inserted k-mers one by one, or filled level 0 (an estimate far
+// too low).
+struct counted_build {
+    std::optional<written_first_level> level;
+    std::unique_ptr<qf::expandable_filter> filter;
+};
+
 // The default filter from files: the sorted build when the buckets fit, minimizer-local unless
 // --plain-hash or k is too short (core/kmer/sequence_hashing.hpp); records the scheme in header.
-void build_counted_expandable(qf::expandable_filter& filter, io::index_header& header,
-                              index_options const& o, unsigned threads, build_counts& counts,
-                              progress_meter& progress, uint64_t max_memory,
-                              reference_census const& census) {
-    qf::geometry const g = filter.first_level_final_geometry();
-    sorted_build_plan const plan = plan_sorted_build(filter, max_memory, census, threads);
+// `make_filter` makes the empty concurrent filter of `options`, where one is needed.
+template <typename MakeFilter>
+counted_build build_counted_expandable(qf::expandable_options const& options,
+                                       MakeFilter&& make_filter, io::index_header& header,
+                                       index_options const& o, unsigned threads,
+                                       build_counts& counts, progress_meter& progress,
+                                       uint64_t max_memory, reference_census const& census) {
+    auto const first = qf::expandable_filter::plan_first_level(options);
+    qf::geometry const g = first.g;
+    written_first_level level{first, {}, 0};
+    qf::rank_select::shape const shape = level.shape();
+    uint64_t const written_bytes = shape.words() * sizeof(uint64_t);
+    counted_build out;
+    auto use_filter = [&]() -> qf::expandable_filter& {
+        out.filter = make_filter();
+        if (out.filter->memory_bytes() > max_memory)
+            memory_exceeded(out.filter->memory_bytes(), max_memory, o.max_memory);
+        return *out.filter;
+    };
+    // The writer's path needs the scratch file's bins as a fallback (fingerprints of at most 44
+    // bits), so that no limit it fits sends the build to the concurrent table: elsewhere the
+    // concurrent table is made at once and filled as before.
+    bool const direct = spilled_fingerprint_buckets::supports(g);
+    if (!direct) use_filter();
+    uint64_t const table_bytes = direct ? written_bytes : out.filter->memory_bytes();
+    // --max-memory is a promise (issue 16): a limit the build cannot keep is refused here, before
+    // any k-mer is stored, with what it would need.
+    if (uint64_t const least = least_build_memory(g, table_bytes, census, threads);
+        least > max_memory)
+        throw capacity_error(
+            "building the index needs at least " + human_bytes(static_cast<double>(least)) +
+            " (its table " + human_bytes(static_cast<double>(table_bytes)) +
+            ", the rest for reading the references), more than the memory limit of " +
+            human_bytes(static_cast<double>(max_memory)) +
+            (o.max_memory.empty() ? " (80% of this machine's memory)" : "") +
+            ": raise --max-memory, use a larger --fpr, or a machine with more memory");
+
+    // One pass (in memory or through a scratch file): the writer. Several passes, or none: the
+    // concurrent table, which the crowded windows' k-mers are then inserted into one by one.
+    sorted_build_plan plan = plan_sorted_build(g, table_bytes, max_memory, census, threads);
+    std::optional<qf::rank_select_writer> writer;
+    auto keep = [&](std::span<uint64_t const> words) {
+        level.words.insert(level.words.end(), words.begin(), words.end());
+    };
+    qf::locally_locked_filter::sorted_append_state state;
+    sorted_sink sink;
+    if (direct && plan.passes == 1) {
+        writer.emplace(shape, first.room);
+        level.words.reserve(shape.words());
+        sink = [&](std::span<uint64_t const> fps) { return writer->append(fps, keep); };
+    } else {
+        qf::expandable_filter& f = out.filter ? *out.filter : use_filter();
+        plan = plan_sorted_build(g, f.memory_bytes(), max_memory, census, threads);
+        sink = [&](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
+    }
+    // k-mers to insert one by one need the concurrent filter: it takes what the writer wrote
+    // (for a moment both are in memory; only when level 0 filled up, about 1 build in 1000).
+    auto filter = [&]() -> qf::expandable_filter& {
+        if (out.filter) return *out.filter;
+        writer->finish(keep);
+        qf::rank_select_table const written(shape, level.words, writer->size());
+        qf::expandable_filter& f = use_filter();
+        refill_first_level(f, written);
+        level.words = {};
+        writer.reset();
+        return f;
+    };
+    auto done = [&]() -> counted_build {
+        if (writer) {
+            level.elements = writer->finish(keep);
+            out.level = std::move(level);
+        }
+        return std::move(out);
+    };
+
     auto const bases = static_cast<double>(census.bases);
     plain_kmer_hashing const plain(o.k, o.seed);
     unsigned const m = locality_minimizer_length(o.k);
     unsigned const bits = locality_window_bits(g.canonical_slots());
     if (plan.passes == 0 || o.plain_hash || m == 0 || bits == 0) {
-        if (plan.passes == 0 || !sorted_build(filter, plain, o, threads, counts, progress, census,
+        if (plan.passes == 0 || !sorted_build(g, sink, plain, o, threads, counts, progress, census,
                                               plan, nullptr, [](auto&) {})
                                      .complete) {
             build_counts again;
             progress.begin_phase("inserting k-mers", bases, "bp", plan.passes == 0);
-            insert_references(filter, plain, o, threads, plan.passes == 0 ? counts : again,
+            insert_references(filter(), plain, o, threads, plan.passes == 0 ? counts : again,
                               progress, max_memory);
         }
-        return;
+        return done();
     }
     window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
     // The k-mers of the windows marked so far, hashed plainly, into a sorted collection.
@@ -469,20 +544,21 @@ void build_counted_expandable(qf::expandable_filter& filter, io::index_header& h
         insert_references(plain_collection, overloaded_kmers_hashing{marked}, o, threads, again,
                           progress, ~uint64_t{0});
     };
-    auto const result = sorted_build(filter, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
+    auto const result = sorted_build(g, sink, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
                                      threads, counts, progress, census, plan, &marks, crowded);
     header.hash = {hash_scheme::minimizer_local, m, bits, std::move(marks.bits)};
     local_kmer_hashing const local(o.k, o.seed, m, bits, header.hash.overloaded);
     build_counts again;
     if (!result.complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
         progress.begin_phase("inserting k-mers", bases, "bp", false);
-        insert_references(filter, local, o, threads, again, progress, max_memory);
+        insert_references(filter(), local, o, threads, again, progress, max_memory);
     } else if (!result.crowded_done && marks.marked.load() != 0) {
         // Several passes: what the marked windows dropped, hashed plainly, one by one.
         progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
-        insert_references(filter, overloaded_kmers_hashing{local}, o, threads, again, progress,
+        insert_references(filter(), overloaded_kmers_hashing{local}, o, threads, again, progress,
                           max_memory);
     }
+    return done();
 }
 
 template <filter_kind Kind>
@@ -496,6 +572,9 @@ void build_index(index_options const& given, unsigned threads) {
     progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet);
 
     std::unique_ptr<filter_t> filter;
+    std::function<std::unique_ptr<filter_t>()> make_filter;
+    std::optional<qf::expandable_options> counted_options;  // a counted expandable build's
+    std::optional<written_first_level> level;               // what it wrote, when it made no filter
     io::index_header header;
     uint64_t previous_kmers = 0;
     reference_census census;  // from the distinct-count pass, when there is one
@@ -554,12 +633,24 @@ void build_index(index_options const& given, unsigned threads) {
         if (uint64_t const limit = memory_limit(o.max_memory);
             least_bytes > static_cast<double>(limit))
             memory_exceeded(static_cast<uint64_t>(least_bytes), limit, o.max_memory);
+        filter_plan const plan{.expected = expected,
+                               .fpr = o.fpr,
+                               .cascading = o.cascading,
+                               .first_level_fill = o.fill,
+                               .expected_measured = measured};
+        make_filter = [plan] { return codec::create(plan); };
         try {
-            filter = codec::create({.expected = expected,
-                                    .fpr = o.fpr,
-                                    .cascading = o.cascading,
-                                    .first_level_fill = o.fill,
-                                    .expected_measured = measured});
+            // A counted expandable filter is made only if its build needs one (see
+            // build_counted_expandable); its plan is checked here all the same.
+            if constexpr (Kind == filter_kind::expandable) {
+                if (measured)
+                    counted_options = codec::options(plan),
+                    (void)qf::expandable_filter::plan_first_level(*counted_options);
+                else
+                    filter = make_filter();
+            } else {
+                filter = make_filter();
+            }
         } catch (std::invalid_argument const& e) {
             // A geometry the filter has no room for (its quotient or remainder bits).
             throw usage_error("--filter " + o.filter + " cannot be planned for " +
@@ -579,24 +670,15 @@ void build_index(index_options const& given, unsigned threads) {
     }
 
     uint64_t const max_memory = memory_limit(o.max_memory);
-    if (filter->memory_bytes() > max_memory)
+    if (filter && filter->memory_bytes() > max_memory)
         memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
     build_counts counts;
     if constexpr (Kind == filter_kind::expandable) {
         if (measured) {
-            // --max-memory is a promise (issue 16): a limit the build cannot keep is refused
-            // here, before any k-mer is stored, with what it would need.
-            if (uint64_t const least = least_build_memory(*filter, census, threads);
-                least > max_memory)
-                throw capacity_error(
-                    "building the index needs at least " + human_bytes(static_cast<double>(least)) +
-                    " (its table " + human_bytes(static_cast<double>(filter->memory_bytes())) +
-                    ", the rest for reading the references), more than the memory limit of " +
-                    human_bytes(static_cast<double>(max_memory)) +
-                    (o.max_memory.empty() ? " (80% of this machine's memory)" : "") +
-                    ": raise --max-memory, use a larger --fpr, or a machine with more memory");
-            build_counted_expandable(*filter, header, o, threads, counts, progress, max_memory,
-                                     census);
+            auto built = build_counted_expandable(*counted_options, make_filter, header, o, threads,
+                                                  counts, progress, max_memory, census);
+            filter = std::move(built.filter);
+            level = std::move(built.level);
         } else {
             with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
                 insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
@@ -608,25 +690,40 @@ void build_index(index_options const& given, unsigned threads) {
         });
     }
 
-    // Tables that growing left behind are no longer read by anyone: free them before writing.
-    if constexpr (requires { filter->release_retired_tables(); }) filter->release_retired_tables();
-    header.elements = filter->size();
+    uint64_t elements = 0;
+    if (level) {
+        elements = level->elements;
+        for (auto const& a : level->arrays())
+            header.filter_params.insert(header.filter_params.end(), a.params.begin(),
+                                        a.params.end());
+    } else {
+        // Tables that growing left behind are no longer read by anyone: free them first.
+        if constexpr (requires { filter->release_retired_tables(); })
+            filter->release_retired_tables();
+        elements = filter->size();
+        header.filter_params = codec::params(*filter);
+    }
+    header.elements = elements;
     header.kmers_scanned = previous_kmers + counts.kmers.load();
-    header.filter_params = codec::params(*filter);
     header.qmer_version = QMER_VERSION;
     header.command = o.command_line;
     header.inputs.insert(header.inputs.end(), o.references.begin(), o.references.end());
     progress.begin_phase("writing the index", 0, "", false);
     {
         io::index_writer writer(o.output, header);
-        codec::save(*filter, writer);
+        if (level)
+            level->save(writer);
+        else
+            codec::save(*filter, writer);
         throw_if_interrupted();
         writer.commit();
     }
     // What the user keeps: the file (the saved layout can be smaller than the filter in memory).
     std::error_code size_error;
     auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
-    double const bytes = size_error ? static_cast<double>(filter->memory_bytes()) : file_bytes;
+    double const bytes = !size_error ? file_bytes
+                         : level     ? static_cast<double>(level->words.size() * sizeof(uint64_t))
+                                     : static_cast<double>(filter->memory_bytes());
     char extra[1024];
     // How the memory limit shaped the build, when it did: a user who sees extra passes may give
     // a --temp-dir with room, or more memory.
@@ -643,15 +740,14 @@ void build_index(index_options const& given, unsigned threads) {
             .append(" passes to keep to the memory limit");
     std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)%s",
                   human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
-                  human_count(static_cast<double>(filter->size()), "").c_str(),
+                  human_count(static_cast<double>(elements), "").c_str(),
                   human_bytes(bytes).c_str(), size_error ? "in memory" : "on disk",
-                  filter->size() ? 8.0 * bytes / static_cast<double>(filter->size()) : 0.0,
-                  scratch.c_str());
+                  elements ? 8.0 * bytes / static_cast<double>(elements) : 0.0, scratch.c_str());
     progress.finish(extra);
     // A grown index answers each absent k-mer from every level (README, "Limitations"): say so
     // when it happens, and what gives one level again.
     if constexpr (requires { filter->levels(); }) {
-        if (unsigned const levels = filter->levels(); levels >= 3)
+        if (unsigned const levels = filter ? filter->levels() : 1; levels >= 3)
             std::fprintf(stderr,
                          "qmer: note: '%s' has %u levels: a query looks up each absent k-mer in "
                          "all %u, several times the cost of a one-level index; one 'qmer index' "

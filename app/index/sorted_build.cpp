@@ -73,14 +73,12 @@ std::vector<uint64_t> merged(std::vector<uint64_t> const& a, std::vector<uint64_
     return out;
 }
 
-// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and appended to level 0
+// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and handed to `sink`
 // in order. Serial: the next unit; parallel: its sorted fingerprints; serial in order: the append.
-// Tokens bound the sorted units waiting for the append. False once level 0 is full.
+// Tokens bound the sorted units waiting for the append. False once the sink took less than all.
 template <typename Sorted>
 bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
-                     qf::expandable_filter& filter,
-                     qf::locally_locked_filter::sorted_append_state& state,
-                     progress_meter* progress) {
+                     sorted_sink const& sink, progress_meter* progress) {
     uint32_t next = first;
     uint32_t appended = 0;
     bool complete = true;
@@ -98,7 +96,7 @@ bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& s
             tbb::make_filter<std::vector<uint64_t>, void>(
                 tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
                     // Once level 0 is full, everything after stays out too (larger fingerprints).
-                    if (complete && filter.append_sorted(fps, state) != fps.size())
+                    if (complete && sink(fps) != fps.size())
                         complete = false;
                     if (progress != nullptr)
                         progress->advance(static_cast<double>(++appended) / (last - first));
@@ -227,14 +225,12 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
     fps.resize(out);
 }
 
-bool fingerprint_buckets::append_to(qf::expandable_filter& filter,
-                                    qf::locally_locked_filter::sorted_append_state& state,
-                                    unsigned threads, progress_meter* progress,
-                                    fingerprint_buckets* plain) {
+bool fingerprint_buckets::append_to(sorted_sink const& sink, unsigned threads,
+                                    progress_meter* progress, fingerprint_buckets* plain) {
     return append_in_order(
         first_, last_, threads,
-        [&](uint32_t b) { return plain ? merged(gather(b), plain->gather(b)) : gather(b); }, filter,
-        state, progress);
+        [&](uint32_t b) { return plain ? merged(gather(b), plain->gather(b)) : gather(b); }, sink,
+        progress);
 }
 
 void fingerprint_buckets::sort_and_mark(unsigned /*threads*/, progress_meter* /*progress*/) {
@@ -383,9 +379,8 @@ void spilled_fingerprint_buckets::sort_and_mark(unsigned /*threads*/,
     });
 }
 
-bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
-                                            qf::locally_locked_filter::sorted_append_state& state,
-                                            unsigned threads, progress_meter* progress,
+bool spilled_fingerprint_buckets::append_to(sorted_sink const& sink, unsigned threads,
+                                            progress_meter* progress,
                                             spilled_fingerprint_buckets* plain) {
     flush_all();
     if (plain != nullptr) plain->flush_all();
@@ -394,7 +389,15 @@ bool spilled_fingerprint_buckets::append_to(qf::expandable_filter& filter,
         [&](uint32_t bin) {
             return plain ? merged(sorted_bin(bin), plain->sorted_bin(bin)) : sorted_bin(bin);
         },
-        filter, state, progress);
+        sink, progress);
+}
+
+void refill_first_level(qf::expandable_filter& filter, qf::rank_select_table const& written) {
+    qf::locally_locked_filter::sorted_append_state state;
+    qf::for_each_fingerprint_chunk(written, [&](std::span<uint64_t const> fps) {
+        if (filter.append_sorted(fps, state) != fps.size())
+            throw std::logic_error("qmer index: level 0 did not take back what it held");
+    });
 }
 
 unsigned plan_passes(uint64_t kmer_positions, uint64_t budget_bytes) {

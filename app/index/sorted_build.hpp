@@ -3,8 +3,8 @@
 // concurrent insert per k-mer (locking, shifting and a run search each; its cost per k-mer is in
 // the README, "Limitations"), the k-mers' fingerprints are gathered into buckets by their top bits
 // while the references are read, each bucket is sorted and deduplicated in cache, and the buckets
-// are appended in order to the empty table with locally_locked_filter::append_sorted(), one
-// sequential pass. KMC and Jellyfish count the same way (bins, then sort); a quotient filter's
+// are handed in order to a sorted_sink, one sequential pass: usually a rank_select_writer, which
+// writes the first level straight in the layout the index stores and queries. KMC and Jellyfish count the same way (bins, then sort); a quotient filter's
 // layout is the sorted order itself.
 //
 // Memory: 4 bytes per k-mer position (the fingerprint below its bucket bits) when they fit the
@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "core/filter/filter.hpp"
 #include "core/qf/expandable.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/rank_select.hpp"
 #include "io/spill_file.hpp"
 
 namespace qmer::app {
@@ -73,6 +75,13 @@ struct window_marks {
     }
 };
 
+// Where a sorted build's fingerprints go: a bucket's sorted, deduplicated fingerprints at a time,
+// in increasing order across calls. Returns how many of them it took, fewer once the level is
+// full: a rank_select_writer (the first level written straight in the query layout) or the
+// concurrent table's append_sorted (a build in several passes, whose crowded windows' k-mers are
+// inserted one by one afterwards).
+using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
+
 // Fingerprints of one pass, bucketed by their top bits. insert() is called from the reading
 // pipeline's threads: each thread fills buckets of its own (no sharing, no atomics).
 class fingerprint_buckets {
@@ -98,16 +107,15 @@ class fingerprint_buckets {
     size_t memory_bytes() const noexcept { return 0; }  // budgeted up front (see plan_passes)
     size_t size() const noexcept { return 0; }
 
-    // Sorts and deduplicates every bucket (in parallel, each in cache) and appends them in order
-    // to level 0 of `filter` (a counted first level, holding only earlier passes' buckets) with
-    // append_sorted(). False if level 0 filled up (an estimate far too low) before all of them
-    // went in: the caller must then insert every k-mer again the ordinary way (inserts of what
-    // level 0 holds answer already_present). Frees the buckets as it goes.
+    // Sorts and deduplicates every bucket (in parallel, each in cache) and hands them in order to
+    // `sink` (a counted first level, holding only earlier passes' buckets). False if the level
+    // filled up (an estimate far too low) before all of them went in: the caller must then
+    // insert every k-mer again the ordinary way (inserts of what level 0 holds answer
+    // already_present). Frees the buckets as it goes.
     // `progress`, if given, advances by the share of the buckets appended. With `plain`, each
     // bucket goes in merged with plain's (the crowded windows' k-mers, window_marks).
-    bool append_to(qf::expandable_filter& filter,
-                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads,
-                   progress_meter* progress = nullptr, fingerprint_buckets* plain = nullptr);
+    bool append_to(sorted_sink const& sink, unsigned threads, progress_meter* progress = nullptr,
+                   fingerprint_buckets* plain = nullptr);
     // Sorts and deduplicates every bucket in place (what append_to will read) and, with marks,
     // marks its windows (stage mark): the first half of a build with crowded windows.
     void sort_and_mark(unsigned threads, progress_meter* progress = nullptr);
@@ -161,9 +169,7 @@ class spilled_fingerprint_buckets {
     size_t size() const noexcept { return 0; }
 
     // As fingerprint_buckets::append_to, for every bucket; reads the bins back from the file.
-    bool append_to(qf::expandable_filter& filter,
-                   qf::locally_locked_filter::sorted_append_state& state, unsigned threads,
-                   progress_meter* progress = nullptr,
+    bool append_to(sorted_sink const& sink, unsigned threads, progress_meter* progress = nullptr,
                    spilled_fingerprint_buckets* plain = nullptr);
     // As fingerprint_buckets::sort_and_mark: each bin is written back sorted and deduplicated,
     // as one piece of the file.
@@ -198,6 +204,11 @@ class spilled_fingerprint_buckets {
                                     tbb::ets_key_per_instance>
         local_;
 };
+
+// Level 0 of `filter` (a counted first level, empty) refilled with what a rank_select_writer
+// wrote of it: a build whose level 0 filled up (an estimate far too low) goes on inserting k-mers
+// one by one into the concurrent table. Throws std::logic_error if level 0 does not take it all.
+void refill_first_level(qf::expandable_filter& filter, qf::rank_select_table const& written);
 
 // What plan_passes() counts per k-mer position: 4 bytes, +25% for uneven buckets.
 inline constexpr unsigned bucket_bytes_per_position = 5;

@@ -207,7 +207,7 @@ class expandable_filter {
             levels_[0]->geometry().quotient_bits != first_level_final_geometry().quotient_bits)
             throw std::logic_error(
                 "expandable filter: append_sorted needs level 0 alone, at its final size");
-        auto const room = static_cast<size_t>(options_.grow_at * static_cast<double>(m0_));
+        size_t const room = first_level_room(options_, m0_);
         size_t const held = levels_[0]->size();
         return levels_[0]->append_sorted(fingerprints, state, room > held ? room - held : 0);
     }
@@ -307,6 +307,27 @@ class expandable_filter {
     unsigned levels() const noexcept { return level_count_.load(std::memory_order_acquire); }
     // Level 0's final geometry; level i's has 2^i times its slots and R0 + i remainder bits.
     geometry first_level_final_geometry() const noexcept { return final_geometry(0); }
+
+    // Level 0 of a filter made with `o` (first_level_at_final_size), before the filter is made:
+    // qmer index's sorted build plans its memory from it and writes the level straight in the
+    // rank-select layout (core/qf/rank_select.hpp), without the concurrent table.
+    struct first_level_plan {
+        geometry g;              // its final geometry
+        size_t total_slots = 0;  // with the overflow area, as its table has them
+        size_t room = 0;         // the elements it takes before level 1 is pushed
+        std::vector<uint64_t> stack_params;  // arrays()[0].params of the filter holding it alone
+    };
+    static first_level_plan plan_first_level(expandable_options const& o) {
+        validate_options(o);
+        if (!o.first_level_at_final_size)
+            throw std::invalid_argument("expandable filter: no first level at its final size");
+        unsigned q0 = 0, r0 = 0;
+        uint64_t m0 = 0;
+        plan(o, q0, r0, m0);
+        geometry const g = final_geometry(m0, r0, 0);
+        return {g, g.canonical_slots() + overflow_slots_for(g.canonical_slots()),
+                first_level_room(o, m0), stack_params(o, 1, q0, r0, m0)};
+    }
     locally_locked_filter const& level(unsigned i) const {
         if (i >= levels()) throw std::out_of_range("expandable filter: no such level");
         return *levels_[i];
@@ -345,11 +366,7 @@ class expandable_filter {
     std::vector<filter_array> arrays() const {
         unsigned const n = levels();
         std::vector<filter_array> out;
-        out.push_back({{persistence_tag, options_.expected_elements,
-                        std::bit_cast<uint64_t>(options_.max_false_positive_rate),
-                        std::bit_cast<uint64_t>(options_.grow_at), options_.cascading ? 1u : 0u, n,
-                        q0_, r0_, m0_},
-                       {}});
+        out.push_back({stack_params(options_, n, q0_, r0_, m0_), {}});
         for (unsigned j = 0; j < n; ++j) {
             locally_locked_filter const& l = *levels_[j];
             auto const g = l.geometry();
@@ -488,6 +505,24 @@ class expandable_filter {
             if (theorem2_sum(o, q0, r0, m0) <= o.max_false_positive_rate) return;
         throw std::invalid_argument("expandable filter: the FPR bound needs more than " +
                                     std::to_string(max_fingerprint_bits) + " bits");
+    }
+
+    static std::vector<uint64_t> stack_params(expandable_options const& o, unsigned levels,
+                                              unsigned q0, unsigned r0, uint64_t m0) {
+        return {persistence_tag,
+                o.expected_elements,
+                std::bit_cast<uint64_t>(o.max_false_positive_rate),
+                std::bit_cast<uint64_t>(o.grow_at),
+                o.cascading ? 1u : 0u,
+                levels,
+                q0,
+                r0,
+                m0};
+    }
+
+    // What level 0 takes by append_sorted: delta_grow of its m0 slots.
+    static size_t first_level_room(expandable_options const& o, uint64_t m0) noexcept {
+        return static_cast<size_t>(o.grow_at * static_cast<double>(m0));
     }
 
     // Level i at its final size: m0 2^i canonical slots, R0 + i remainder bits.

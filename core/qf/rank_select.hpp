@@ -384,84 +384,164 @@ class rank_select_table {
     size_t blocks_ = 0;
 };
 
-// Writes a table of the sequential 3-status-bit layout (core/qf/layout.hpp; read and write
-// locks read as the cluster start or empty slot they stand for) in the rank-select layout, in one
-// pass, handing finished words to emit(std::span<uint64_t const>) in order, a chunk at a time.
-// next_slot() returns the value (remainder << 3 | status) of slot 0, 1, 2, ... in turn; it is
-// called exactly total_slots times. Returns the
-// number of fingerprints written. Throws std::invalid_argument if the slots are not a consistent
-// table or a run ends more than max_scan_blocks past its quotient's block.
-template <typename SlotAt, typename Emit>
-uint64_t write_rank_select(rank_select::shape const& s, SlotAt&& next_slot, Emit&& emit) {
-    s.validate();
-    constexpr size_t bw = rank_select::block_words;
-    size_t const blocks = s.blocks();
-    rank_select::fields const at{s.block_slots(), s.remainder_bits};
-    // Blocks from `first_kept` on, not yet emitted: a block waits until its offset is known.
-    std::vector<uint64_t> kept;
-    size_t first_kept = 0;
-    std::deque<uint64_t> open;                        // quotients whose run is open
-    std::deque<std::pair<size_t, uint64_t>> waiting;  // (block, quotient its E_b ends)
-    constexpr size_t flush_blocks = 8192;
-    auto flush = [&](size_t upto) {  // emits blocks [first_kept, upto)
-        if (upto <= first_kept) return;
-        size_t const n = (upto - first_kept) * bw;
-        emit(std::span<uint64_t const>(kept.data(), n));
-        kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(n));
-        first_kept = upto;
-    };
-    auto bad = [](char const* why) {
+// Writes the rank-select layout from fingerprints in increasing order, in one pass: the one writer
+// of the layout, for a built level saved from its concurrent table (write_rank_select below) and
+// for qmer index's sorted build, which writes its first level straight from its sorted
+// fingerprints and never builds the concurrent table. Placement is the sequential layout's
+// (layout.hpp, sorted_placement): each fingerprint at the first free slot at or after its
+// quotient. Per fingerprint: its quotient's occupied bit when the quotient is new, its remainder,
+// the previous run's runend when the quotient changes, and the offsets of the blocks that begin
+// between the previous quotient and this one (E_b is then the first slot after every run placed
+// so far). Blocks below the current quotient's block are final (later fingerprints write at or
+// after their quotient) and are handed to emit(std::span<uint64_t const>) in order, a chunk at a
+// time, so the writer holds a few chunks, not the table.
+class rank_select_writer {
+  public:
+    // s: the table's shape (validated; throws std::invalid_argument); at most max_elements
+    // fingerprints go in (a level that must stop where its filter would push the next one).
+    explicit rank_select_writer(rank_select::shape s, uint64_t max_elements = ~uint64_t{0})
+        : shape_(s), at_{s.block_slots(), s.remainder_bits}, max_elements_(max_elements) {
+        s.validate();
+        remainder_mask_ = (uint64_t{1} << s.remainder_bits) - 1;
+        block_magic_ = ~uint64_t{0} / at_.s + 1;  // as rank_select_table::block_of
+    }
+
+    // Places fingerprints in increasing order (one equal to the previous is skipped, as
+    // append_sorted does), emitting finished blocks. Stops before one that would land past the
+    // last slot or exceed max_elements and returns how many it consumed; the rest is the caller's.
+    // Throws std::invalid_argument on a fingerprint below the previous one or outside the table,
+    // or a run that ends farther than the layout allows.
+    template <typename Emit>
+    size_t append(std::span<uint64_t const> fingerprints, Emit&& emit) {
+        size_t i = 0;
+        for (; i < fingerprints.size(); ++i) {
+            uint64_t const fp = fingerprints[i];
+            if (fp == last_fp_ && elements_ != 0) continue;
+            if (elements_ != 0 && fp < last_fp_)
+                throw bad("fingerprints out of order for the rank-select layout");
+            uint64_t const q = fp >> shape_.remainder_bits;
+            if (q >= shape_.canonical_slots) throw bad("a quotient past the canonical slots");
+            uint64_t const pos = q > next_ ? q : next_;
+            if (pos >= shape_.total_slots || elements_ == max_elements_) break;
+            if (q != last_q_ || elements_ == 0) open_quotient(q, emit);
+            size_t const b = block_of(pos);
+            rank_select::or_bits(block(b), at_.remainder(static_cast<unsigned>(pos - b * at_.s)),
+                                 at_.r, fp & remainder_mask_);
+            next_ = pos + 1;
+            last_fp_ = fp;
+            ++elements_;
+        }
+        return i;
+    }
+
+    // Ends the last run, sets the remaining blocks' offsets and emits every block not yet
+    // emitted. Returns the number of fingerprints written.
+    template <typename Emit>
+    uint64_t finish(Emit&& emit) {
+        if (elements_ != 0) close_run();
+        set_offsets_through(shape_.blocks());
+        ensure_block(shape_.blocks() - 1);
+        flush(shape_.blocks(), emit);
+        return elements_;
+    }
+
+    uint64_t size() const noexcept { return elements_; }
+
+  private:
+    static std::invalid_argument bad(char const* why) {
         return std::invalid_argument(std::string("quotient table: ") + why);
-    };
-    uint64_t elements = 0;
-    uint64_t next = s.total_slots > 0 ? ll::normalized(next_slot()) : 0;
-    size_t b = 0;
-    unsigned j = at.s;  // opens block 0 at the first slot
-    for (uint64_t i = 0; i < uint64_t{blocks} * at.s; ++i) {
-        if (++j >= at.s) {
-            j = 0;
-            b = static_cast<size_t>(i / at.s);
-            if (b - first_kept >= flush_blocks)
-                flush(waiting.empty() ? b : std::min(b, waiting.front().first));
-            kept.resize(kept.size() + bw, 0);
-            if (!open.empty()) waiting.emplace_back(b, open.back());
-        }
-        uint64_t* blk = kept.data() + (b - first_kept) * bw;
-        uint64_t const v = next;
-        next = i + 1 < s.total_slots ? ll::normalized(next_slot()) : 0;
-        if (i >= s.total_slots) continue;
-        if (v & status::occupied) {
-            if (i >= s.canonical_slots) throw bad("occupied bit on an overflow slot");
-            rank_select::or_bits(blk, at.occupieds() + j, 1, 1);
-            open.push_back(i);
-        }
-        if ((v & status::mask) == status::empty) {
-            if (!open.empty()) throw bad("an empty slot inside a run");
-            continue;
-        }
-        if (open.empty()) throw bad("an element outside any run");
-        rank_select::or_bits(blk, at.remainder(j), at.r, v >> 3);
-        ++elements;
-        bool const run_ends =
-            (next & status::mask) == status::empty || !(next & status::continuation);
-        if (!run_ends) continue;
-        rank_select::or_bits(blk, at.runends() + j, 1, 1);
-        uint64_t const q = open.front();
-        open.pop_front();
-        if (b - q / at.s > rank_select::max_scan_blocks)
+    }
+    size_t block_of(uint64_t slot) const noexcept {
+        __extension__ using u128 = unsigned __int128;
+        return static_cast<size_t>((static_cast<u128>(slot) * block_magic_) >> 64);
+    }
+    // Block b, zeroed when it is first touched (blocks are touched in increasing order).
+    uint64_t* block(size_t b) {
+        ensure_block(b);
+        return kept_.data() + (b - first_kept_) * rank_select::block_words;
+    }
+    void ensure_block(size_t b) {
+        size_t const have = first_kept_ + kept_.size() / rank_select::block_words;
+        if (b >= have) kept_.resize(kept_.size() + (b + 1 - have) * rank_select::block_words, 0);
+    }
+    // The run of last_q_ ends at next_ - 1.
+    void close_run() {
+        uint64_t const end = next_ - 1;
+        size_t const b = block_of(end);
+        if (b - block_of(last_q_) > rank_select::max_scan_blocks)
             throw bad("a run ends too far from its canonical slot for the rank-select layout");
-        while (!waiting.empty() && waiting.front().second == q) {
-            size_t const wb = waiting.front().first;
-            uint64_t const offset = i + 1 - wb * uint64_t{at.s};
+        rank_select::or_bits(block(b), at_.runends() + static_cast<unsigned>(end - b * at_.s), 1,
+                             1);
+    }
+    // Blocks [offsets_set_, upto) begin after every quotient placed so far: E_b = next_.
+    void set_offsets_through(size_t upto) {
+        for (; offsets_set_ < upto; ++offsets_set_) {
+            uint64_t const start = uint64_t{offsets_set_} * at_.s;
+            if (next_ <= start) continue;  // offset 0: the block starts zeroed
+            uint64_t const offset = next_ - start;
             if (offset > rank_select::max_offset)
                 throw bad("a block's offset exceeds the rank-select layout's 16 bits");
-            kept[(wb - first_kept) * bw] |= offset;
-            waiting.pop_front();
+            block(offsets_set_)[0] |= offset;
         }
     }
-    if (!open.empty() || !waiting.empty()) throw bad("a run never ends");
-    flush(blocks);
-    return elements;
+    template <typename Emit>
+    void open_quotient(uint64_t q, Emit& emit) {
+        if (elements_ != 0) close_run();
+        size_t const qb = block_of(q);
+        set_offsets_through(qb + 1);  // the blocks beginning in (last_q_, q]
+        rank_select::or_bits(block(qb), at_.occupieds() + static_cast<unsigned>(q - qb * at_.s),
+                             1, 1);
+        last_q_ = q;
+        // Nothing below q's block is written again.
+        if (qb - first_kept_ >= flush_blocks) flush(qb, emit);
+    }
+    // Emits blocks [first_kept_, upto).
+    template <typename Emit>
+    void flush(size_t upto, Emit& emit) {
+        if (upto <= first_kept_) return;
+        size_t const n = (upto - first_kept_) * rank_select::block_words;
+        emit(std::span<uint64_t const>(kept_.data(), n));
+        kept_.erase(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(n));
+        first_kept_ = upto;
+    }
+
+    static constexpr size_t flush_blocks = 8192;  // 512 KiB of finished blocks per emit
+
+    rank_select::shape shape_;
+    rank_select::fields at_;
+    uint64_t max_elements_;
+    uint64_t remainder_mask_ = 0, block_magic_ = 0;
+    std::vector<uint64_t> kept_;  // blocks from first_kept_ on
+    size_t first_kept_ = 0;
+    size_t offsets_set_ = 0;  // blocks below this have their offset
+    uint64_t next_ = 0;       // the first free slot
+    uint64_t last_q_ = 0, last_fp_ = 0;
+    uint64_t elements_ = 0;
+};
+
+// A quiescent locally locked filter's current table in the rank-select layout: its shape, and
+// its words through emit(std::span<uint64_t const>) in order, a chunk at a time. Returns the
+// number of fingerprints written.
+inline rank_select::shape rank_select_shape_of(locally_locked_filter const& f) {
+    return {f.geometry().canonical_slots(), f.total_slots(), f.geometry().remainder_bits};
+}
+template <typename Emit>
+uint64_t write_rank_select(locally_locked_filter const& f, Emit&& emit) {
+    rank_select_writer w(rank_select_shape_of(f));
+    constexpr size_t chunk = size_t{1} << 12;
+    std::vector<uint64_t> fps;
+    fps.reserve(chunk);
+    auto put = [&] {
+        if (w.append(fps, emit) != fps.size())
+            throw std::invalid_argument("quotient table: more elements than its slots hold");
+        fps.clear();
+    };
+    f.for_each_fingerprint([&](uint64_t fp) {
+        fps.push_back(fp);
+        if (fps.size() == chunk) put();
+    });
+    put();
+    return w.finish(emit);
 }
 
 // The same table in the sequential layout again, as sorted fingerprints: calls
@@ -480,31 +560,6 @@ void for_each_fingerprint_chunk(rank_select_table const& t, Sink&& sink) {
         }
     });
     if (!fps.empty()) sink(std::span<uint64_t const>(fps));
-}
-
-// A quiescent locally locked filter's current table in the rank-select layout (its shape, and
-// its words through emit as in write_rank_select). The slot values are read a group at a time.
-inline rank_select::shape rank_select_shape_of(locally_locked_filter const& f) {
-    return {f.geometry().canonical_slots(), f.total_slots(), f.geometry().remainder_bits};
-}
-template <typename Emit>
-uint64_t write_rank_select(locally_locked_filter const& f, Emit&& emit) {
-    auto const groups = f.groups();
-    unsigned const bits = f.geometry().remainder_bits + 3;
-    unsigned const per_group = 64 / bits;
-    uint64_t const mask = grouped_slots::slot_mask(bits);
-    size_t g = 0;
-    unsigned k = per_group;  // load group 0 at the first call
-    uint64_t gv = 0;
-    auto next_slot = [&]() -> uint64_t {
-        if (k == per_group) {
-            // Quiescent: nothing writes the table, relaxed is enough.
-            gv = groups[g++].load(std::memory_order_relaxed);
-            k = 0;
-        }
-        return (gv >> (bits * k++)) & mask;
-    };
-    return write_rank_select(rank_select_shape_of(f), next_slot, emit);
 }
 
 // The concurrent filter again from a rank-select table (an index opened to append to): an empty

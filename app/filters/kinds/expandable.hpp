@@ -21,6 +21,12 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
     static constexpr bool appends = true;
 
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
+        return std::make_unique<filter_type>(options(plan));
+    }
+
+    // The filter's options for a plan (also what qmer index's sorted build plans a counted first
+    // level from, before or instead of making the filter).
+    static qf::expandable_options options(filter_plan const& plan) {
         qf::expandable_options o;
         o.expected_elements = plan.expected;
         o.max_false_positive_rate = plan.fpr;
@@ -30,7 +36,7 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
         // A first level fuller than the levels' delta_grow raises delta_grow to its fill, so
         // Theorem 2's bound (which takes delta_grow as the most a level holds) covers it.
         o.grow_at = std::max(o.grow_at, plan.first_level_fill);
-        return std::make_unique<filter_type>(o);
+        return o;
     }
 
     // The stack (tag, expected, p, delta_grow, cascading, levels, Q0, R0[, m0]), then per level

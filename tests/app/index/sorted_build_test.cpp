@@ -1,10 +1,12 @@
 // The sorted build (app/index/sorted_build.hpp): fingerprints gathered from many threads in
 // several passes (slices of the bucket range), sorted and appended, give the expandable filter
 // that inserts give, word for word; an estimate far too low stops level 0 where an insert would
-// push level 1, and inserting every key again then leaves none out.
+// push level 1, and inserting every key again then leaves none out. The default path, a level
+// written straight in the rank-select layout, saves what those filters save.
 
 #include "app/index/sorted_build.hpp"
 
+#include "app/filters/persistence.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 
 #include <gtest/gtest.h>
@@ -39,6 +41,12 @@ std::unique_ptr<expandable_filter> counted_filter(uint64_t expected, double fpr 
     return std::make_unique<expandable_filter>(o);
 }
 
+// The concurrent table's append as the sorted build's sink (the path of a build in several passes).
+qmer::app::sorted_sink sink_into(expandable_filter& f,
+                                 locally_locked_filter::sorted_append_state& state) {
+    return [&f, &state](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
+}
+
 bool build_sorted(expandable_filter& f, std::vector<uint64_t> const& keys, unsigned passes) {
     auto const g = f.first_level_final_geometry();
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
@@ -50,7 +58,7 @@ bool build_sorted(expandable_filter& f, std::vector<uint64_t> const& keys, unsig
         tbb::parallel_for(tbb::blocked_range<size_t>(0, keys.size(), 997), [&](auto const& r) {
             for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(keys[i]);
         });
-        complete = collected.append_to(f, state, 8);
+        complete = collected.append_to(sink_into(f, state), 8);
     }
     return complete;
 }
@@ -90,6 +98,91 @@ TEST(sorted_build, an_estimate_far_too_low_stops_level_0_for_inserts) {
     for (uint64_t k : keys) ASSERT_TRUE(f->contains(k));
 }
 
+// What qmer index does by default: the buckets handed to a rank_select_writer, which writes level
+// 0 straight in the layout the index stores, never making the concurrent table. Its index
+// arrays (parameters and words) are those a filter built by inserts saves, and the stack's
+// parameters are those the filter would have (plan_first_level).
+struct written_build {
+    expandable_filter::first_level_plan plan;
+    qmer::app::written_first_level level;
+    bool complete = true;
+};
+
+written_build build_written(expandable_options const& o, std::vector<uint64_t> const& keys) {
+    written_build w{expandable_filter::plan_first_level(o), {}, true};
+    w.level.plan = w.plan;
+    qmer::qf::rank_select_writer writer(w.level.shape(), w.plan.room);
+    auto keep = [&](std::span<uint64_t const> c) {
+        w.level.words.insert(w.level.words.end(), c.begin(), c.end());
+    };
+    fingerprint_buckets collected(w.plan.g, 0, fingerprint_buckets::bucket_count(w.plan.g));
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, keys.size(), 997), [&](auto const& r) {
+        for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(keys[i]);
+    });
+    w.complete = collected.append_to(
+        [&](std::span<uint64_t const> fps) { return writer.append(fps, keep); }, 8);
+    w.level.elements = writer.finish(keep);
+    return w;
+}
+
+expandable_options counted_options(uint64_t expected) {
+    expandable_options o;
+    o.expected_elements = expected;
+    o.max_false_positive_rate = 0.001;
+    o.first_level_at_final_size = true;
+    return o;
+}
+
+TEST(sorted_build, written_level_saves_what_the_inserted_filter_saves) {
+    auto const keys = keys_with_repeats(200000, 1);
+    auto inserted = counted_filter(140000);
+    for (uint64_t k : keys) inserted->insert(k);
+    auto const w = build_written(counted_options(140000), keys);
+    ASSERT_TRUE(w.complete);
+    EXPECT_EQ(w.level.elements, inserted->size());
+    auto const saved = qmer::app::filter_state<expandable_filter>::arrays(*inserted);
+    auto const written = w.level.arrays();
+    ASSERT_EQ(saved.size(), written.size());
+    for (size_t i = 0; i < saved.size(); ++i) EXPECT_EQ(saved[i].params, written[i].params) << i;
+    std::vector<uint64_t> saved_words;
+    qmer::qf::write_rank_select(inserted->level(0), [&](std::span<uint64_t const> c) {
+        saved_words.insert(saved_words.end(), c.begin(), c.end());
+    });
+    EXPECT_EQ(saved_words, w.level.words);
+    qmer::qf::rank_select_table const t(w.level.shape(), w.level.words, w.level.elements);
+    for (uint64_t k : keys) ASSERT_TRUE(t.contains(k));
+}
+
+// An estimate far too low with the writer: it stops where level 0 would push level 1, the
+// concurrent filter takes back what it wrote (refill_first_level), and every key inserted again
+// gives the filter the concurrent path gives, word for word.
+TEST(sorted_build, written_level_0_that_filled_up_is_refilled_for_inserts) {
+    auto const keys = keys_with_repeats(100000, 2);
+    auto const w = build_written(counted_options(20000), keys);  // ~70,000 distinct keys
+    ASSERT_FALSE(w.complete);
+    auto refilled = counted_filter(20000);
+    qmer::app::refill_first_level(
+        *refilled,
+        qmer::qf::rank_select_table(w.level.shape(), w.level.words, w.level.elements));
+    EXPECT_EQ(refilled->size(), w.plan.room);
+    auto concurrent = counted_filter(20000);
+    ASSERT_FALSE(build_sorted(*concurrent, keys, 1));
+    for (uint64_t k : keys) {
+        refilled->insert(k);
+        concurrent->insert(k);
+    }
+    EXPECT_GT(refilled->levels(), 1u);
+    for (uint64_t k : keys) ASSERT_TRUE(refilled->contains(k));
+    auto const a = refilled->arrays(), b = concurrent->arrays();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
+        EXPECT_TRUE(
+            std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(), b[i].words.end()))
+            << "array " << i;
+    }
+}
+
 // Every array of two filters, word for word.
 void expect_same_words(expandable_filter const& a_filter, expandable_filter const& b_filter) {
     auto const a = a_filter.arrays(), b = b_filter.arrays();
@@ -109,7 +202,7 @@ bool collect_and_append(Collector& collected, std::vector<uint64_t> const& keys,
         for (size_t i = r.begin(); i != r.end(); ++i) collected.insert(keys[i]);
     });
     locally_locked_filter::sorted_append_state state;
-    return collected.append_to(f, state, 8);
+    return collected.append_to(sink_into(f, state), 8);
 }
 
 // The scratch-file build (issue 16): the same table, word for word, and the same overloaded
@@ -194,7 +287,7 @@ TEST(sorted_build, crowded_windows_merged_into_the_append_give_the_inserted_tabl
         marks.now = window_marks::stage::drop;
         for (uint64_t h : plain) plain_collected.insert(h);
         locally_locked_filter::sorted_append_state state;
-        return collected.append_to(f, state, 8, nullptr, &plain_collected);
+        return collected.append_to(sink_into(f, state), 8, nullptr, &plain_collected);
     };
     {
         SCOPED_TRACE("buckets in memory");

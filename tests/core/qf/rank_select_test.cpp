@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -137,24 +138,58 @@ TEST(rank_select, refuses_words_that_do_not_match_the_shape) {
     EXPECT_THROW(rank_select_table({1000, 1100, 62}, words, 0), std::invalid_argument);
 }
 
-TEST(rank_select, writing_refuses_an_inconsistent_table) {
-    // Slot 5 holds an element (shifted, 001) that no occupied quotient before it owns.
-    std::vector<uint64_t> slots(200, 0);
-    slots[5] = (3 << 3) | qf::status::shifted;
-    size_t i = 0;
-    auto next = [&] { return slots[i++]; };
-    EXPECT_THROW(qf::write_rank_select(qf::rank_select::shape{128, 200, 8}, next,
-                                       [](std::span<uint64_t const>) {}),
-                 std::invalid_argument);
-    // Quotient 8 is occupied, but its run never begins: slot 8 continues quotient 7's run and
-    // slot 9 is empty.
-    std::fill(slots.begin(), slots.end(), 0);
-    slots[7] = (1 << 3) | qf::status::occupied;
-    slots[8] = (2 << 3) | qf::status::occupied | qf::status::continuation | qf::status::shifted;
-    i = 0;
-    EXPECT_THROW(qf::write_rank_select(qf::rank_select::shape{128, 200, 8}, next,
-                                       [](std::span<uint64_t const>) {}),
-                 std::invalid_argument);
+TEST(rank_select_writer, refuses_fingerprints_it_cannot_place) {
+    qf::rank_select::shape const s{128, 200, 8};
+    auto ignore = [](std::span<uint64_t const>) {};
+    {
+        qf::rank_select_writer w(s);
+        std::vector<uint64_t> const down{(5u << 8) | 3, (5u << 8) | 2};  // out of order
+        EXPECT_THROW(w.append(down, ignore), std::invalid_argument);
+    }
+    {
+        qf::rank_select_writer w(s);
+        std::vector<uint64_t> const past{uint64_t{128} << 8};  // quotient 128 of 128
+        EXPECT_THROW(w.append(past, ignore), std::invalid_argument);
+    }
+}
+
+// The sorted build's stopping rule is append_sorted's: it stops before the fingerprint that would
+// land past the last slot, or be one more than max_elements, and has then written exactly what
+// the concurrent table holds after the same append (word for word through write_rank_select).
+TEST(rank_select_writer, stops_where_append_sorted_stops) {
+    std::mt19937_64 rng(23);
+    for (unsigned r : {3u, 11u, 20u}) {
+        for (uint64_t max_new : {uint64_t{700}, ~uint64_t{0}}) {
+            qf::geometry const g = qf::geometry::with_slots(1000, r);
+            size_t const total = 1000 + 40;  // a small overflow area: the slots run out first
+            std::vector<uint64_t> fps;
+            for (int i = 0; i < 1300; ++i) fps.push_back(rng() % g.fingerprint_space());
+            std::sort(fps.begin(), fps.end());
+            // Quotients crowded at the end, so the overflow area fills.
+            for (int i = 0; i < 200; ++i)
+                fps.push_back(((999 - i / 40) << r | static_cast<uint64_t>(i % 40)));
+            std::sort(fps.begin(), fps.end());
+            locally_locked_filter f(g, total, {});
+            locally_locked_filter::sorted_append_state st;
+            size_t const took = f.append_sorted(fps, st, max_new);
+            ASSERT_LT(took, fps.size()) << "the case must stop early";
+            qf::rank_select_writer w({g.canonical_slots(), total, r}, max_new);
+            std::vector<uint64_t> direct;
+            auto to_direct = [&](std::span<uint64_t const> c) {
+                direct.insert(direct.end(), c.begin(), c.end());
+            };
+            // In pieces, as the sorted build hands over its buckets.
+            size_t consumed = 0;
+            for (size_t at = 0; at < fps.size() && consumed == at; at += 97) {
+                size_t const n = std::min<size_t>(97, fps.size() - at);
+                consumed += w.append(std::span<uint64_t const>(fps).subspan(at, n), to_direct);
+            }
+            EXPECT_EQ(consumed, took);
+            EXPECT_EQ(w.finish(to_direct), f.size());
+            auto const via_table = write(f);
+            EXPECT_EQ(direct, via_table.words) << "r " << r;
+        }
+    }
 }
 
 // Damaged words: every lookup returns (bounded scans, reads inside the words) and reading back
