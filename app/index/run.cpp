@@ -304,9 +304,22 @@ constexpr size_t max_spill_buffer_bytes_per_thread = size_t{32} << 20;
 // record, which is read whole: the parser's buffer and its copy in a batch, and part of another
 // (200 Mbp in two records of 100 Mbp at -t 1, 2 and 4: 250-280 MB above the table and the
 // scratch buffers; this gives 64 MiB + 2.5 x 100 MB + the batches).
+constexpr uint64_t process_bytes = uint64_t{64} << 20;
 uint64_t build_overhead_bytes(uint64_t longest_record, unsigned threads) {
-    return (uint64_t{64} << 20) + uint64_t{2} * threads * io::record_batch::default_byte_budget +
+    return process_bytes + uint64_t{2} * threads * io::record_batch::default_byte_budget +
            longest_record * 5 / 2;
+}
+
+// What a build holds at its fullest besides its fingerprints (the buckets, or the scratch file's
+// buffers and bins): the concurrent table is filled while the references are read, so it adds to
+// the overhead; the level a rank_select_writer writes (`table_after_reading`) is made only once
+// they have been read, with the process and the bins being sorted, the reading's batches and
+// records gone (2.4 Gbp repetitive: 2.41 GiB peak for a 2.28 GiB index).
+uint64_t build_held_bytes(uint64_t table_bytes, bool table_after_reading,
+                          reference_census const& census, unsigned threads) {
+    uint64_t const overhead = build_overhead_bytes(census.longest_record, threads);
+    if (!table_after_reading) return table_bytes + overhead;
+    return std::max(overhead, table_bytes + process_bytes);
 }
 
 // The least --max-memory a counted build can keep to: its table (`table_bytes`: the level written
@@ -315,13 +328,13 @@ uint64_t build_overhead_bytes(uint64_t longest_record, unsigned threads) {
 // thread, and the bins being sorted), so that every limit it accepts gives the same index: the
 // sorted build's, never the k-mer by k-mer inserts', which would stop level 0 at its growth fill
 // and start a second level. Below it the build is refused before any k-mer is stored.
-uint64_t least_build_memory(qf::geometry g, uint64_t table_bytes, reference_census const& census,
-                            unsigned threads) {
+uint64_t least_build_memory(qf::geometry g, uint64_t table_bytes, bool table_after_reading,
+                            reference_census const& census, unsigned threads) {
     uint64_t const scratch =
         spilled_fingerprint_buckets::supports(g)
             ? spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, 0)
             : 0;
-    return table_bytes + build_overhead_bytes(census.longest_record, threads) + scratch;
+    return build_held_bytes(table_bytes, table_after_reading, census, threads) + scratch;
 }
 
 // Fingerprints stay in memory (one pass, no disk) while they take at most half of what the table
@@ -332,21 +345,28 @@ uint64_t least_build_memory(qf::geometry g, uint64_t table_bytes, reference_cens
 // long for the bins, or a limit too tight for the bins' buffers), the references are read once
 // per slice that fits, and failing that k-mers are inserted one by one (no memory beyond the
 // table).
-sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, uint64_t max_memory,
-                                    reference_census const& census, unsigned threads) {
+sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, bool table_after_reading,
+                                    uint64_t max_memory, reference_census const& census,
+                                    unsigned threads) {
     if (!fingerprint_buckets::supports(g)) return {};
+    // Buckets in memory are held while the references are read and while the table is filled.
     uint64_t const used = table_bytes + build_overhead_bytes(census.longest_record, threads);
     uint64_t const left = max_memory > used ? max_memory - used : 0;
     double const in_memory =
         static_cast<double>(bucket_bytes_per_position) * static_cast<double>(census.kmer_positions);
     uint64_t const roomy = std::max<uint64_t>(table_bytes, uint64_t{256} << 20);
     if (in_memory <= static_cast<double>(std::min(left / 2, roomy))) return {1, false, 0};
-    size_t const buffers = static_cast<size_t>(
-        std::min<uint64_t>(max_spill_buffer_bytes_per_thread, left / 4 / std::max(1u, threads)));
-    if (spilled_fingerprint_buckets::supports(g) &&
-        spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, buffers) <=
-            left)
-        return {1, true, buffers};
+    uint64_t const held = build_held_bytes(table_bytes, table_after_reading, census, threads);
+    uint64_t const spill_left = max_memory > held ? max_memory - held : 0;
+    // A quarter of what is left for the buffers, else the least they take (4 KiB per bin and
+    // thread: the limit least_build_memory() accepts).
+    size_t const roomy_buffers = static_cast<size_t>(std::min<uint64_t>(
+        max_spill_buffer_bytes_per_thread, spill_left / 4 / std::max(1u, threads)));
+    for (size_t const buffers : {roomy_buffers, size_t{0}})
+        if (spilled_fingerprint_buckets::supports(g) &&
+            spilled_fingerprint_buckets::memory_bytes(g, census.kmer_positions, threads, buffers) <=
+                spill_left)
+            return {1, true, buffers};
     unsigned const passes =
         plan_passes(census.kmer_positions, std::min<uint64_t>(left / 2, uint64_t{4} << 30));
     if (in_memory / passes > static_cast<double>(left)) return {};
@@ -473,7 +493,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     uint64_t const table_bytes = direct ? written_bytes : out.filter->memory_bytes();
     // --max-memory is a promise (issue 16): a limit the build cannot keep is refused here, before
     // any k-mer is stored, with what it would need.
-    if (uint64_t const least = least_build_memory(g, table_bytes, census, threads);
+    if (uint64_t const least = least_build_memory(g, table_bytes, direct, census, threads);
         least > max_memory)
         throw capacity_error(
             "building the index needs at least " + human_bytes(static_cast<double>(least)) +
@@ -485,7 +505,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
 
     // One pass (in memory or through a scratch file): the writer. Several passes, or none: the
     // concurrent table, which the crowded windows' k-mers are then inserted into one by one.
-    sorted_build_plan plan = plan_sorted_build(g, table_bytes, max_memory, census, threads);
+    sorted_build_plan plan = plan_sorted_build(g, table_bytes, direct, max_memory, census, threads);
     std::optional<qf::rank_select_writer> writer;
     auto keep = [&](std::span<uint64_t const> words) {
         level.words.insert(level.words.end(), words.begin(), words.end());
@@ -498,7 +518,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         sink = [&](std::span<uint64_t const> fps) { return writer->append(fps, keep); };
     } else {
         qf::expandable_filter& f = out.filter ? *out.filter : use_filter();
-        plan = plan_sorted_build(g, f.memory_bytes(), max_memory, census, threads);
+        plan = plan_sorted_build(g, f.memory_bytes(), false, max_memory, census, threads);
         sink = [&](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
     }
     // k-mers to insert one by one need the concurrent filter: it takes what the writer wrote
@@ -642,15 +662,15 @@ void build_index(index_options const& given, unsigned threads) {
         try {
             // A counted expandable filter is made only if its build needs one (see
             // build_counted_expandable); its plan is checked here all the same.
+            bool made_later = false;
             if constexpr (Kind == filter_kind::expandable) {
-                if (measured)
-                    counted_options = codec::options(plan),
+                if (measured) {
+                    counted_options = codec::options(plan);
                     (void)qf::expandable_filter::plan_first_level(*counted_options);
-                else
-                    filter = make_filter();
-            } else {
-                filter = make_filter();
+                    made_later = true;
+                }
             }
+            if (!made_later) filter = make_filter();
         } catch (std::invalid_argument const& e) {
             // A geometry the filter has no room for (its quotient or remainder bits).
             throw usage_error("--filter " + o.filter + " cannot be planned for " +
