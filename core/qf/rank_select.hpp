@@ -413,11 +413,12 @@ class rank_select_writer {
     // Throws std::invalid_argument on a fingerprint below the previous one or outside the table,
     // or a run that ends farther than the layout allows.
     //
+    //
     // The loop keeps its state in locals (registers) and has no data-dependent branch: whether
     // a quotient is new and whether its slot is free are coin tosses at any fill, so the bits
-    // that do not apply are ORed in as 0 rather than skipped. With members and branches it cost
-    // ~10 ns a fingerprint (a uint64_t store into a block may alias every 64-bit member, so they
-    // were stored and loaded around each one); the sorted build's last phase waits for it.
+    // that do not apply are ORed in as 0 rather than branched around; and a uint64_t store into
+    // a block may alias every 64-bit member, so state kept in members is stored and loaded again
+    // around each one (bench/qf/WRITER.md). The sorted build's last phase waits for this loop.
     template <typename Emit>
     size_t append(std::span<uint64_t const> fingerprints, Emit&& emit) {
         constexpr size_t bw = rank_select::block_words;
