@@ -413,7 +413,6 @@ class rank_select_writer {
     // Throws std::invalid_argument on a fingerprint below the previous one or outside the table,
     // or a run that ends farther than the layout allows.
     //
-    //
     // The loop keeps its state in locals (registers) and has no data-dependent branch: whether
     // a quotient is new and whether its slot is free are coin tosses at any fill, so the bits
     // that do not apply are ORed in as 0 rather than branched around; and a uint64_t store into
