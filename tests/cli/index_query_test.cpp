@@ -242,6 +242,44 @@ TEST_F(index_query, a_grown_index_notes_its_levels) {
     EXPECT_EQ(counted.err.find("levels"), std::string::npos) << counted.err;
 }
 
+// Issue 16: an --expected that holds the references' distinct k-mers (lambda: ~48,500) takes the
+// sorted build, like a counted build: one level in the rank-select layout, sized from --expected
+// (three times the count here: a larger table, so fewer false positives, never fewer true k-mers),
+// the same k-mers looked up in every read and the same reads matched as the counted index. Below
+// the count the k-mers go in one by one and grow levels, as before
+// (a_grown_index_notes_its_levels).
+TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorted_level) {
+    std::string const genome = data("lambda_virus.fa.gz").string();
+    std::string const reads = data("lambda_reads_1.fq.gz").string();
+    auto const room = qmer({"index", "--expected", "150000", "-o", "room.qmer", genome});
+    ASSERT_EQ(room.exit_code, 0) << room.err;
+    EXPECT_EQ(room.err.find("levels"), std::string::npos) << room.err;
+    ASSERT_EQ(qmer({"index", "-o", "counted.qmer", genome}).exit_code, 0);
+    auto const info = qmer({"info", "--json", "room.qmer"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_NE(info.out.find("{\"levels\": 1,"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("\"layout\": \"rank-select\""), std::string::npos) << info.out;
+    // Made at its final size for --expected (k-mer by k-mer inserts start it at 1/8 of that and
+    // double it as it fills), and the user told so.
+    EXPECT_NE(room.err.find("qmer: note: --expected 150000 is more than twice"), std::string::npos)
+        << room.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(info.out, m, std::regex("\"slots\": ([0-9]+)"))) << info.out;
+    EXPECT_GE(std::stoull(m[1]), 150000u) << info.out;
+    auto const with_room = qmer({"query", "room.qmer", reads});
+    auto const counted = qmer({"query", "counted.qmer", reads});
+    ASSERT_EQ(with_room.exit_code, 0) << with_room.err;
+    ASSERT_EQ(counted.exit_code, 0) << counted.err;
+    auto const a = tsv_rows(with_room.out), b = tsv_rows(counted.out);
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_GT(a.size(), 1u);
+    for (size_t i = 1; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].size(), b[i].size());
+        // read_id, kmers and match; hits and containment may differ by a false positive.
+        for (size_t c : {0u, 1u, 4u}) EXPECT_EQ(a[i][c], b[i][c]) << "row " << i << " column " << c;
+    }
+}
+
 TEST_F(index_query, appending_answers_as_building_at_once) {
     std::string const genome = lambda_genome();
     write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");

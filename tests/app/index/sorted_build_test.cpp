@@ -98,6 +98,18 @@ TEST(sorted_build, an_estimate_far_too_low_stops_level_0_for_inserts) {
     for (uint64_t k : keys) ASSERT_TRUE(f->contains(k));
 }
 
+// Every array of two filters, word for word.
+void expect_same_words(expandable_filter const& a_filter, expandable_filter const& b_filter) {
+    auto const a = a_filter.arrays(), b = b_filter.arrays();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
+        EXPECT_TRUE(
+            std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(), b[i].words.end()))
+            << "array " << i;
+    }
+}
+
 // What qmer index does by default: the buckets handed to a rank_select_writer, which writes level
 // 0 straight in the layout the index stores, never making the concurrent table. Its index
 // arrays (parameters and words) are those a filter built by inserts saves, and the stack's
@@ -162,8 +174,7 @@ TEST(sorted_build, written_level_0_that_filled_up_is_refilled_for_inserts) {
     ASSERT_FALSE(w.complete);
     auto refilled = counted_filter(20000);
     qmer::app::refill_first_level(
-        *refilled,
-        qmer::qf::rank_select_table(w.level.shape(), w.level.words, w.level.elements));
+        *refilled, qmer::qf::rank_select_table(w.level.shape(), w.level.words, w.level.elements));
     EXPECT_EQ(refilled->size(), w.plan.room);
     auto concurrent = counted_filter(20000);
     ASSERT_FALSE(build_sorted(*concurrent, keys, 1));
@@ -173,26 +184,7 @@ TEST(sorted_build, written_level_0_that_filled_up_is_refilled_for_inserts) {
     }
     EXPECT_GT(refilled->levels(), 1u);
     for (uint64_t k : keys) ASSERT_TRUE(refilled->contains(k));
-    auto const a = refilled->arrays(), b = concurrent->arrays();
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-        EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
-        EXPECT_TRUE(
-            std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(), b[i].words.end()))
-            << "array " << i;
-    }
-}
-
-// Every array of two filters, word for word.
-void expect_same_words(expandable_filter const& a_filter, expandable_filter const& b_filter) {
-    auto const a = a_filter.arrays(), b = b_filter.arrays();
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-        EXPECT_EQ(a[i].params, b[i].params) << "array " << i;
-        EXPECT_TRUE(
-            std::equal(a[i].words.begin(), a[i].words.end(), b[i].words.begin(), b[i].words.end()))
-            << "array " << i;
-    }
+    expect_same_words(*refilled, *concurrent);
 }
 
 template <typename Collector>
