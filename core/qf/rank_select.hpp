@@ -429,6 +429,7 @@ class rank_select_writer {
         uint64_t const mask = remainder_mask_, magic = block_magic_, most = max_elements_;
         uint64_t next = next_, last_q = last_q_, last_fp = last_fp_, n = elements_;
         size_t last_q_block = last_q_block_, offsets_set = offsets_set_;
+        size_t end_block = last_block_;  // the last slot placed is in it (block 0 before the first)
         size_t first = first_kept_, held = held_;
         uint64_t* base = kept_.data();
         auto block_of = [magic](uint64_t slot) {
@@ -461,7 +462,7 @@ class rank_select_writer {
             uint64_t const new_quotient = (q != last_q) | (1 - placed);
             // A new quotient ends the previous one's run at the last slot placed.
             uint64_t const end = next - placed;  // 0 before the first (its bit ORed as 0)
-            size_t const eb = block_of(end);
+            size_t const eb = end_block;
             if (eb - last_q_block > rank_select::max_scan_blocks) [[unlikely]]
                 throw bad("a run ends too far from its canonical slot for the rank-select layout");
             or_bit(eb, runends_at + static_cast<unsigned>(end - eb * s), new_quotient & placed);
@@ -485,6 +486,7 @@ class rank_select_writer {
             word[bit / 64 + 1 < bw ? 1 : 0] |= (x >> 1) >> (63 - shift);
             last_q = q;
             last_q_block = qb;
+            end_block = pb;
             next = pos + 1;
             last_fp = fp;
             ++n;
@@ -500,6 +502,7 @@ class rank_select_writer {
         last_fp_ = last_fp;
         elements_ = n;
         last_q_block_ = last_q_block;
+        last_block_ = end_block;
         offsets_set_ = offsets_set;
         return i;
     }
@@ -578,6 +581,7 @@ class rank_select_writer {
     uint64_t next_ = 0;       // the first free slot
     uint64_t last_q_ = 0, last_fp_ = 0;
     size_t last_q_block_ = 0;
+    size_t last_block_ = 0;  // the block of the last slot placed
     uint64_t elements_ = 0;
 };
 
