@@ -47,7 +47,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -315,49 +314,76 @@ class rank_select_table {
     // Calls f(fingerprint) for every stored fingerprint in increasing order. Throws
     // std::invalid_argument if the words do not describe a table in this layout (an element
     // outside any run, a run without its quotient, a run out of order or past the bound).
+    //
+    // Runs are read a run at a time, not a slot at a time: the d-th occupied quotient's run ends
+    // at the d-th run end and starts at the later of its quotient and the slot after the previous
+    // run's end (see top), so the occupied and run-end bits are walked side by side, a set bit at a
+    // time, and only the slots inside runs are visited.
     template <typename F>
     void for_each_fingerprint(F&& f) const {
-        std::deque<uint64_t> open;  // occupied quotients whose run has not ended, in order
         unsigned const s = fields_.s;
-        uint64_t last_fp = 0;
-        bool any = false;
-        uint64_t seen = 0;
-        for (size_t b = 0; b < blocks_; ++b) {
+        auto bad = [](char const* why) {
+            return std::invalid_argument(std::string("rank-select table: ") + why);
+        };
+        // The set bits of one field (occupieds or runends) of every block, in slot order.
+        struct set_bits {
+            rank_select_table const& t;
+            unsigned field;
+            size_t b = 0;
+            uint64_t word = 0;
+            bool loaded = false;
+            // The next set bit's slot, or false at the end of the table.
+            bool next(uint64_t& slot) {
+                unsigned const s = t.fields_.s;
+                if (!loaded) {
+                    word = rank_select::get_bits(t.block(0), field, s);
+                    loaded = true;
+                }
+                while (word == 0) {
+                    if (++b >= t.blocks_) return false;
+                    word = rank_select::get_bits(t.block(b), field, s);
+                }
+                slot = b * uint64_t{s} + static_cast<unsigned>(std::countr_zero(word));
+                word &= word - 1;
+                return true;
+            }
+        };
+        set_bits occupied{*this, fields_.occupieds()}, run_end{*this, fields_.runends()};
+        uint64_t seen = 0, last_fp = 0, q = 0, end = 0;
+        bool any = false, have_end = run_end.next(end);
+        uint64_t next_free = 0;  // the slot after the previous run's end
+        while (occupied.next(q)) {
+            if (q >= shape_.canonical_slots) throw bad("occupied overflow slot");
+            uint64_t const start = std::max(q, next_free);
+            // Run ends before this run's start belong to no quotient.
+            if (!have_end) throw bad("a run never ends");
+            if (end < start) throw bad("run end outside any run");
+            if (end >= shape_.total_slots) throw bad("run past the last slot");
+            if (block_of(end) - block_of(q) > rank_select::max_scan_blocks)
+                throw bad("run too far from its slot");
+            size_t b = block_of(start);
+            auto j = static_cast<unsigned>(start - b * s);
             uint64_t const* blk = block(b);
-            uint64_t const occupieds = rank_select::get_bits(blk, fields_.occupieds(), s);
-            uint64_t const runends = rank_select::get_bits(blk, fields_.runends(), s);
-            for (unsigned j = 0; j < s; ++j) {
-                uint64_t const i = b * uint64_t{s} + j;
-                bool const occupied = (occupieds >> j) & 1, runend = (runends >> j) & 1;
-                if (occupied) {
-                    if (i >= shape_.canonical_slots)
-                        throw std::invalid_argument("rank-select table: occupied overflow slot");
-                    open.push_back(i);
-                }
-                if (open.empty()) {
-                    if (runend)
-                        throw std::invalid_argument("rank-select table: run end outside any run");
-                    continue;
-                }
-                if (i >= shape_.total_slots)
-                    throw std::invalid_argument("rank-select table: run past the last slot");
-                uint64_t const q = open.front();
-                uint64_t const fp = geometry_.fingerprint_of(
-                    q, rank_select::get_bits(blk, fields_.remainder(j), fields_.r));
-                if (any && fp <= last_fp)
-                    throw std::invalid_argument("rank-select table: fingerprints out of order");
-                if (b - block_of(q) > rank_select::max_scan_blocks)
-                    throw std::invalid_argument("rank-select table: run too far from its slot");
+            uint64_t const high = q << geometry_.remainder_bits;
+            for (uint64_t slot = start;; ++slot) {
+                uint64_t const fp =
+                    high | rank_select::get_bits(blk, fields_.remainder(j), fields_.r);
+                if (any && fp <= last_fp) throw bad("fingerprints out of order");
                 any = true;
                 last_fp = fp;
                 ++seen;
                 f(fp);
-                if (runend) open.pop_front();
+                if (slot == end) break;
+                if (++j == s) {
+                    j = 0;
+                    blk = block(++b);  // b <= end's block: inside the words
+                }
             }
+            next_free = end + 1;
+            have_end = run_end.next(end);
         }
-        if (!open.empty()) throw std::invalid_argument("rank-select table: a run never ends");
-        if (seen != elements_)
-            throw std::invalid_argument("rank-select table: element count does not match");
+        if (have_end) throw bad("run end outside any run");
+        if (seen != elements_) throw bad("element count does not match");
     }
 
   private:
