@@ -27,8 +27,8 @@
 // gzip/BGZF stream (htslib's stream error state is checked at the end as well as on every read),
 // FASTQ quality length different from sequence length, a missing '+' line, a record that does not
 // start with the header character, binary bytes, a bad SAM/BAM/CRAM record. A reader never skips a
-// malformed record silently. A regular file that grew, shrank, was rewritten or replaced between its
-// opening and its last record is an error too, found when the last record has been read (a file
+// malformed record silently. A regular file that grew, shrank, was rewritten or replaced between
+// its opening and its last record is an error too, found when the last record has been read (a file
 // still being written, or one truncated at a record boundary, looks well-formed).
 //
 // Not thread-safe: one reader is used by one thread at a time (the pipeline's serial input stage).

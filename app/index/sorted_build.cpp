@@ -96,8 +96,7 @@ bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& s
             tbb::make_filter<std::vector<uint64_t>, void>(
                 tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
                     // Once level 0 is full, everything after stays out too (larger fingerprints).
-                    if (complete && sink(fps) != fps.size())
-                        complete = false;
+                    if (complete && sink(fps) != fps.size()) complete = false;
                     if (progress != nullptr)
                         progress->advance(static_cast<double>(++appended) / (last - first));
                 }));

@@ -4,8 +4,8 @@
 // the README, "Limitations"), the k-mers' fingerprints are gathered into buckets by their top bits
 // while the references are read, each bucket is sorted and deduplicated in cache, and the buckets
 // are handed in order to a sorted_sink, one sequential pass: usually a rank_select_writer, which
-// writes the first level straight in the layout the index stores and queries. KMC and Jellyfish count the same way (bins, then sort); a quotient filter's
-// layout is the sorted order itself.
+// writes the first level straight in the layout the index stores and queries. KMC and Jellyfish
+// count the same way (bins, then sort); a quotient filter's layout is the sorted order itself.
 //
 // Memory: 4 bytes per k-mer position (the fingerprint below its bucket bits) when they fit the
 // budget (fingerprint_buckets). When they do not, spilled_fingerprint_buckets writes them to an

@@ -312,9 +312,9 @@ class expandable_filter {
     // qmer index's sorted build plans its memory from it and writes the level straight in the
     // rank-select layout (core/qf/rank_select.hpp), without the concurrent table.
     struct first_level_plan {
-        geometry g;              // its final geometry
-        size_t total_slots = 0;  // with the overflow area, as its table has them
-        size_t room = 0;         // the elements it takes before level 1 is pushed
+        geometry g;                          // its final geometry
+        size_t total_slots = 0;              // with the overflow area, as its table has them
+        size_t room = 0;                     // the elements it takes before level 1 is pushed
         std::vector<uint64_t> stack_params;  // arrays()[0].params of the filter holding it alone
     };
     static first_level_plan plan_first_level(expandable_options const& o) {
