@@ -517,8 +517,11 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         level.words.reserve(shape.words());
         sink = [&](std::span<uint64_t const> fps) { return writer->append(fps, keep); };
     } else {
+        // Planned for the writer: plan again for the concurrent table, which is filled while the
+        // references are read.
         qf::expandable_filter& f = out.filter ? *out.filter : use_filter();
-        plan = plan_sorted_build(g, f.memory_bytes(), false, max_memory, census, threads);
+        if (direct)
+            plan = plan_sorted_build(g, f.memory_bytes(), false, max_memory, census, threads);
         sink = [&](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
     }
     // k-mers to insert one by one need the concurrent filter: it takes what the writer wrote
@@ -652,7 +655,7 @@ void build_index(index_options const& given, unsigned threads) {
             // first level that starts at 1/8 of --expected and the levels it grows, as before.
             census = count_references(o, threads, progress);
             measured = census.distinct_estimate <= expected;
-            if (census.distinct_estimate < expected / 2 && !o.quiet)
+            if (census.distinct_estimate < expected / 2)
                 std::fprintf(stderr,
                              "qmer: note: --expected %llu is more than twice the references' ~%llu "
                              "distinct k-mers: the first level is made for --expected (room for "

@@ -487,20 +487,11 @@ class rank_select_writer {
             uint64_t const placed = n != 0;  // whether there is a previous run
             uint64_t const new_quotient = (q != last_q) | (1 - placed);
             // A new quotient ends the previous one's run at the last slot placed.
-            uint64_t const end = next - placed;  // 0 before the first (its bit ORed as 0)
-            size_t const eb = end_block;
-            if (eb - last_q_block > rank_select::max_scan_blocks) [[unlikely]]
-                throw bad("a run ends too far from its canonical slot for the rank-select layout");
-            or_bit(eb, runends_at + static_cast<unsigned>(end - eb * s), new_quotient & placed);
+            mark_run_end(base, first, end_block, next - placed, last_q_block, runends_at, s,
+                         new_quotient & placed);  // slot 0 before the first, ORed with 0
             size_t const qb = block_of(q);
             // The blocks beginning in (last_q, q]: every run placed so far ends before them.
-            for (; offsets_set <= qb; ++offsets_set) {
-                uint64_t const start = uint64_t{offsets_set} * s;
-                if (next <= start) continue;  // offset 0: the block starts zeroed
-                if (next - start > rank_select::max_offset)
-                    throw bad("a block's offset exceeds the rank-select layout's 16 bits");
-                base[(offsets_set - first) * bw] |= next - start;
-            }
+            set_offsets(base, first, offsets_set, qb + 1, next, s);
             or_bit(qb, occupieds_at + static_cast<unsigned>(q - qb * s), new_quotient);
             // The remainder: its part past its word goes to the next one (0 where it does not
             // straddle; the same word for the block's last, where no field straddles).
@@ -537,9 +528,12 @@ class rank_select_writer {
     // emitted. Returns the number of fingerprints written.
     template <typename Emit>
     uint64_t finish(Emit&& emit) {
-        if (elements_ != 0) close_run();
-        set_offsets_through(shape_.blocks());
         ensure_block(shape_.blocks() - 1);
+        uint64_t* const base = kept_.data();
+        if (elements_ != 0)
+            mark_run_end(base, first_kept_, last_block_, next_ - 1, last_q_block_, at_.runends(),
+                         at_.s, 1);
+        set_offsets(base, first_kept_, offsets_set_, shape_.blocks(), next_, at_.s);
         flush(shape_.blocks(), emit);
         return elements_;
     }
@@ -550,39 +544,33 @@ class rank_select_writer {
     static std::invalid_argument bad(char const* why) {
         return std::invalid_argument(std::string("quotient table: ") + why);
     }
-    size_t block_of(uint64_t slot) const noexcept {
-        __extension__ using u128 = unsigned __int128;
-        return static_cast<size_t>((static_cast<u128>(slot) * block_magic_) >> 64);
-    }
-    // Block b, zeroed when it is first touched (blocks are touched in increasing order).
-    uint64_t* block(size_t b) {
-        ensure_block(b);
-        return kept_.data() + (b - first_kept_) * rank_select::block_words;
-    }
+    // Blocks are made, zeroed, when first touched (in increasing order).
     void ensure_block(size_t b) {
         if (b >= held_) {
             kept_.resize(kept_.size() + (b + 1 - held_) * rank_select::block_words, 0);
             held_ = b + 1;
         }
     }
-    // The run of last_q_ ends at next_ - 1.
-    void close_run() {
-        uint64_t const end = next_ - 1;
-        size_t const b = block_of(end);
-        if (b - block_of(last_q_) > rank_select::max_scan_blocks)
+    // The window's blocks start at `base` with block `first`. The run of the quotient in block
+    // q_block ends at slot `end`, in block end_block: ORs `value` (0 or 1) into its run-end bit,
+    // once the run is known to end within the scan bound of the layout.
+    static void mark_run_end(uint64_t* base, size_t first, size_t end_block, uint64_t end,
+                             size_t q_block, unsigned runends_at, unsigned s, uint64_t value) {
+        if (end_block - q_block > rank_select::max_scan_blocks) [[unlikely]]
             throw bad("a run ends too far from its canonical slot for the rank-select layout");
-        rank_select::or_bits(block(b), at_.runends() + static_cast<unsigned>(end - b * at_.s), 1,
-                             1);
+        unsigned const bit = runends_at + static_cast<unsigned>(end - end_block * s);
+        base[(end_block - first) * rank_select::block_words + bit / 64] |= value << (bit % 64);
     }
-    // Blocks [offsets_set_, upto) begin after every quotient placed so far: E_b = next_.
-    void set_offsets_through(size_t upto) {
-        for (; offsets_set_ < upto; ++offsets_set_) {
-            uint64_t const start = uint64_t{offsets_set_} * at_.s;
-            if (next_ <= start) continue;  // offset 0: the block starts zeroed
-            uint64_t const offset = next_ - start;
-            if (offset > rank_select::max_offset)
+    // Blocks [offsets_set, upto) begin after every run placed so far, which end before `next`:
+    // E_b = next (offset 0, the zeroed default, where next is at or before the block's start).
+    static void set_offsets(uint64_t* base, size_t first, size_t& offsets_set, size_t upto,
+                            uint64_t next, unsigned s) {
+        for (; offsets_set < upto; ++offsets_set) {
+            uint64_t const start = uint64_t{offsets_set} * s;
+            if (next <= start) continue;
+            if (next - start > rank_select::max_offset)
                 throw bad("a block's offset exceeds the rank-select layout's 16 bits");
-            block(offsets_set_)[0] |= offset;
+            base[(offsets_set - first) * rank_select::block_words] |= next - start;
         }
     }
     // Emits blocks [first_kept_, upto).

@@ -251,7 +251,7 @@ TEST_F(index_query, a_grown_index_notes_its_levels) {
 TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorted_level) {
     std::string const genome = data("lambda_virus.fa.gz").string();
     std::string const reads = data("lambda_reads_1.fq.gz").string();
-    auto const room = qmer({"index", "--expected", "150000", "-o", "room.qmer", genome});
+    auto const room = qmer({"index", "-q", "--expected", "150000", "-o", "room.qmer", genome});
     ASSERT_EQ(room.exit_code, 0) << room.err;
     EXPECT_EQ(room.err.find("levels"), std::string::npos) << room.err;
     ASSERT_EQ(qmer({"index", "-o", "counted.qmer", genome}).exit_code, 0);
