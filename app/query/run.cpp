@@ -204,13 +204,30 @@ std::unique_ptr<index_lookup> make_lookup(Owner owner, io::index_header const& h
                              });
 }
 
+// A rank-select table, or an index's levels of them, looked up with the select of `Select`
+// (core/qf/rank_select.hpp: broadword, or pdep where this CPU does it in hardware).
+template <typename Table, typename Select>
+struct selecting {
+    Table table;
+    void prefetch(uint64_t h) const noexcept { table.prefetch(h); }
+    bool contains(uint64_t h) const noexcept { return table.template contains<Select>(h); }
+};
+
 // An index built in one go has one level: answered from that table directly, without a loop over
-// levels around every lookup and prefetch.
+// levels around every lookup and prefetch. The select is chosen here, once per index.
 std::unique_ptr<index_lookup> rank_select_lookup(qf::rank_select_levels&& levels,
                                                  io::index_header const& h,
                                                  verdict_table const& verdicts, bool quick) {
-    if (levels.levels() == 1) return make_lookup(levels.level(0), h, verdicts, quick);
-    return make_lookup(std::move(levels), h, verdicts, quick);
+    auto with = [&](auto select) {
+        using S = decltype(select);
+        if (levels.levels() == 1)
+            return make_lookup(selecting<qf::rank_select_table, S>{levels.level(0)}, h, verdicts,
+                               quick);
+        return make_lookup(selecting<qf::rank_select_levels, S>{std::move(levels)}, h, verdicts,
+                           quick);
+    };
+    if (qf::rank_select::pdep_is_fast()) return with(qf::rank_select::pdep_select{});
+    return with(qf::rank_select::broadword_select{});
 }
 
 // Loads an opened index for querying. The default filter in format 3 is answered in place from

@@ -53,6 +53,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "core/filter/prefetch.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
@@ -189,6 +193,46 @@ inline unsigned select_bit(uint64_t x, unsigned n) noexcept {
     return place + detail::select_in_byte.at[k - rank_before][(x >> place) & 0xff];
 }
 
+// How a lookup selects (rank_select_table::contains<Select>): the broadword select_bit above, on
+// every x86-64 CPU, or BMI2's pdep, which deposits 1 << (n - 1) at x's n-th set bit in one
+// instruction (3 cycles where it is done in hardware). The lookup's cost is the instructions it
+// retires, and select_bit is a third of them. Which one is chosen once per command
+// (pdep_is_fast); both give the same positions (tests/core/qf/rank_select_test.cpp). pdep is
+// written as inline assembly so that the rest of the program needs no BMI2 code generation: it
+// runs only where pdep_is_fast() said yes.
+struct broadword_select {
+    static unsigned select(uint64_t x, unsigned n) noexcept { return select_bit(x, n); }
+};
+struct pdep_select {
+    static unsigned select(uint64_t x, unsigned n) noexcept {
+#if defined(__x86_64__)
+        uint64_t bit;
+        asm("pdep %2, %1, %0" : "=r"(bit) : "r"(uint64_t{1} << (n - 1)), "rm"(x));
+        return static_cast<unsigned>(__builtin_ctzll(bit));  // n <= popcount(x): bit != 0
+#else
+        return select_bit(x, n);
+#endif
+    }
+};
+
+// Whether this CPU has pdep in hardware: BMI2, and not an AMD (or Hygon) CPU before family 19h
+// (Zen 3), whose pdep is microcoded and takes up to hundreds of cycles depending on the mask.
+inline bool pdep_is_fast() noexcept {
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_BMI2)) return false;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+    bool const amd = (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||  // AuthenticAMD
+                     (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975);    // HygonGenuine
+    if (!amd) return true;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    unsigned const family = ((a >> 8) & 0xf) == 0xf ? 0xf + ((a >> 20) & 0xff) : (a >> 8) & 0xf;
+    return family >= 0x19;
+#else
+    return false;
+#endif
+}
+
 }  // namespace rank_select
 
 // A read-only view of a table in the rank-select layout (see top). The words must outlive it, and
@@ -213,6 +257,8 @@ class rank_select_table {
         // ceil(2^64 / s): q * magic >> 64 == q / s for every q < 2^41 (the error, below
         // q / 2^64, stays under the 1 / s gap to the next integer).
         block_magic_ = ~uint64_t{0} / fields_.s + 1;
+        occupieds_ = fixed_field(fields_.occupieds(), fields_.s);
+        runends_ = fixed_field(fields_.runends(), fields_.s);
     }
 
     rank_select::shape const& shape() const noexcept { return shape_; }
@@ -236,12 +282,69 @@ class rank_select_table {
         if (b + 1 < blocks_) prefetch_for_read(block(b + 1));
     }
 
+    template <typename Select = rank_select::broadword_select>
     bool contains(uint64_t h) const noexcept {
         uint64_t const fp = fingerprint(h);
-        return contains_fingerprint(fp >> geometry_.remainder_bits, fp & remainder_mask_);
+        return contains_fingerprint<Select>(fp >> geometry_.remainder_bits, fp & remainder_mask_);
     }
 
+    // The lookup of (q, x) as nearly every one goes: the run ends from E_b on, read from E_b's
+    // block and the next as one 64-bit word, one select for the run's end, the highest run end
+    // below it for the one before, and the run's remainders compared a word at a time. Anything
+    // else (the d-th run end more than 64 slots past E_b or beyond the second block, a run that
+    // crosses into the next block or is longer than a word's lanes, E_b in the last block, damaged
+    // words) goes to contains_fingerprint_general, which answers every case; the two agree on
+    // every table (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is bound
+    // by the instructions a lookup retires, not by its misses (the table's lines are prefetched),
+    // and the general loop's per-block steps, its division for offsets past the block (half the
+    // lookups at 93% fill under minimizer-local hashing, where windows pile runs up) and its
+    // branch on whether a run end precedes the selected one in the same word are what this path
+    // leaves out (bench/qf/LOOKUP_FILL.md has the instruction counts).
+    template <typename Select = rank_select::broadword_select>
     bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
+        uint64_t const s = fields_.s;
+        size_t const b = block_of(q);
+        auto const j = static_cast<unsigned>(q - b * s);
+        uint64_t const* blk = block(b);
+        uint64_t const occupieds = occupieds_.get(blk);
+        if (!((occupieds >> j) & 1)) return false;
+        // d >= 1: the occupied quotients of this block up to and including q.
+        auto const d = static_cast<unsigned>(std::popcount(occupieds << (63 - j)));
+        uint64_t const first = b * s + (blk[0] & rank_select::max_offset);  // E_b
+        // E_b's block by a multiplication, not a division, and without a branch on whether the
+        // offset leaves block b (a coin toss at high fill).
+        size_t const eb = block_of(first);
+        if (eb + 1 >= blocks_) [[unlikely]]
+            return contains_fingerprint_general(q, x);
+        auto const from = static_cast<unsigned>(first - eb * s);  // 0 .. s - 1
+        // Bit i: slot E_b + i ends a run, for the slots of blocks eb and eb + 1 that fit.
+        uint64_t const ends = (runends_.get(block(eb)) >> from) |
+                              ((runends_.get(block(eb + 1)) << 1) << (s - from - 1));
+        if (static_cast<unsigned>(std::popcount(ends)) < d) [[unlikely]]
+            return contains_fingerprint_general(q, x);
+        unsigned const bit = Select::select(ends, d);
+        uint64_t const end = first + bit;
+        // The run begins after the previous run end (the highest one below `bit`: it exists when
+        // d >= 2; `| 1` only keeps the count of leading zeros defined), and never before q.
+        uint64_t const below = (ends & ((uint64_t{1} << bit) - 1)) | 1;
+        uint64_t const after =
+            d == 1 ? first : first + 64 - static_cast<unsigned>(__builtin_clzll(below));
+        uint64_t const start = std::max(q, after);
+        size_t const rb = block_of(start);
+        auto const k = static_cast<unsigned>(start - rb * s);
+        // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes
+        // inside block rb.
+        uint64_t const n_minus_1 = end - start;
+        if ((n_minus_1 < lanes_.count) & (k + n_minus_1 < s)) [[likely]]
+            return lanes_.any_equal(rank_select::get_bits(block(rb), fields_.remainder(k), 64), x,
+                                    static_cast<unsigned>(n_minus_1 + 1));
+        return contains_fingerprint_general(q, x);
+    }
+
+    // Every lookup, the way the layout is defined (see top): walks the run-end bits block by
+    // block from E_b and the run's remainders one by one, bounded by max_scan_blocks and the
+    // table's end. contains_fingerprint's fallback, and its reference in the tests.
+    bool contains_fingerprint_general(uint64_t q, uint64_t x) const noexcept {
         unsigned const s = fields_.s;
         size_t const b = block_of(q);
         auto const j = static_cast<unsigned>(q - b * s);
@@ -387,6 +490,24 @@ class rank_select_table {
     }
 
   private:
+    // A field whose place in a block is the same in every block (occupieds, runends), with its
+    // word, shift and mask worked out once: get_bits' divisions and its test for a 64-bit field
+    // are then off every lookup's path.
+    struct fixed_field {
+        unsigned word = 0, next = 0, shift = 0;
+        uint64_t mask = 0;
+        fixed_field() = default;
+        fixed_field(unsigned pos, unsigned len) noexcept
+            : word(pos / 64),
+              next(pos / 64 + 1 < rank_select::block_words ? pos / 64 + 1 : pos / 64),
+              shift(pos % 64),
+              mask(len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1) {}
+        // As rank_select::get_bits(blk, pos, len).
+        uint64_t get(uint64_t const* blk) const noexcept {
+            return ((blk[word] >> shift) | ((blk[next] << 1) << (63 - shift))) & mask;
+        }
+    };
+
     uint64_t const* block(size_t b) const noexcept {
         return words_.data() + b * rank_select::block_words;
     }
@@ -405,6 +526,7 @@ class rank_select_table {
     uint64_t space_ = 0, remainder_mask_ = 0, block_magic_ = 0;
     rank_select::fields fields_{};
     rank_select::remainder_lanes lanes_{};
+    fixed_field occupieds_{}, runends_{};
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t blocks_ = 0;

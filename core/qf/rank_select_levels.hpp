@@ -26,10 +26,11 @@ class rank_select_levels {
     explicit rank_select_levels(std::vector<rank_select_table> levels)
         : levels_(std::move(levels)) {}
 
+    template <typename Select = rank_select::broadword_select>
     bool contains(uint64_t h) const noexcept {
         // Newest first: the top level holds about half of the elements.
         for (size_t j = levels_.size(); j-- > 0;)
-            if (levels_[j].contains(h)) return true;
+            if (levels_[j].template contains<Select>(h)) return true;
         return false;
     }
     void prefetch(uint64_t h) const noexcept {

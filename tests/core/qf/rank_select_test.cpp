@@ -2,8 +2,8 @@
 // rank-and-select layout answers exactly what the concurrent table it was written from answers
 // (the same fingerprint set, so the same answer for every hash, present or absent), from 30% to
 // 99% fill, on power-of-two and odd slot counts, narrow and wide remainders; it reads back as the
-// same fingerprints and refills the same concurrent table word for word; and damaged words never
-// crash or hang a lookup.
+// same fingerprints and refills the same concurrent table word for word; its fast lookup agrees
+// with the general one where windows crowd; and damaged words never crash or hang a lookup.
 
 #include "core/qf/rank_select.hpp"
 
@@ -57,6 +57,15 @@ std::vector<uint64_t> fingerprints_of(locally_locked_filter const& f) {
     return out;
 }
 
+// pdep_select runs pdep, which a CPU without BMI2 lacks (elsewhere than x86-64 it is select_bit).
+bool can_run_pdep_select() {
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("bmi2");
+#else
+    return true;
+#endif
+}
+
 struct case_t {
     qf::geometry g;
     double fill;
@@ -108,6 +117,72 @@ INSTANTIATE_TEST_SUITE_P(
                       case_t{{10, 32}, 0.98}, case_t{{10, 33}, 0.95},
                       // More than one flush of 8192 blocks, with offsets pending across flushes.
                       case_t{{20, 9}, 0.97}));
+
+// Minimizer-local hashing (core/kmer/sequence_hashing.hpp) crowds windows of ~32 canonical slots
+// unevenly: runs pile up, offsets point blocks past their own, and runs grow longer than a word's
+// lanes. contains_fingerprint's fast path and its fallback must answer there exactly as the
+// general lookup and the concurrent table do. The table is checked to hold each case the fast
+// path hands on, so that the comparison covers them.
+TEST(rank_select, fast_lookup_agrees_with_the_general_one_on_crowded_windows) {
+    for (unsigned r : {5u, 11u, 20u}) {
+        std::mt19937_64 rng(1000 + r);
+        qf::geometry const g{14, r};
+        unsigned const window_bits = 9;  // 2^14 / 2^9 = 32 slots a window
+        locally_locked_filter f(g);
+        std::vector<uint64_t> hot(12);
+        for (auto& w : hot) w = rng() >> (64 - window_bits);
+        std::vector<uint64_t> in;
+        auto const target = static_cast<size_t>(0.95 * static_cast<double>(f.capacity()));
+        while (f.size() < target) {
+            // A quarter of the hashes go to 12 windows (each ~4x its share), the rest anywhere.
+            uint64_t const window =
+                rng() % 4 == 0 ? hot[rng() % hot.size()] : rng() >> (64 - window_bits);
+            uint64_t const h = (window << (64 - window_bits)) | (rng() >> window_bits);
+            if (f.insert(h) == insert_result::inserted) in.push_back(h);
+        }
+        auto const w = write(f);
+        auto const t = w.view();
+        // The cases the fast path hands on, or takes by a multiplication: offsets past the
+        // block, and runs longer than a word's lanes.
+        unsigned const s = w.shape.block_slots();
+        size_t far_offsets = 0;
+        for (size_t b = 0; b < w.shape.blocks(); ++b)
+            far_offsets += (w.words[b * qf::rank_select::block_words] & 0xffff) >= s;
+        EXPECT_GT(far_offsets, 10u) << "r = " << r;
+        std::vector<uint64_t> fps;
+        t.for_each_fingerprint([&](uint64_t fp) { fps.push_back(fp); });
+        size_t longest = 0, run = 0;
+        for (size_t i = 0; i < fps.size(); ++i) {
+            run = i > 0 && fps[i] >> r == fps[i - 1] >> r ? run + 1 : 1;
+            longest = std::max(longest, run);
+        }
+        EXPECT_GT(longest, 64u / r) << "r = " << r;
+        uint64_t const mask = (uint64_t{1} << r) - 1;
+        bool const bmi2 = can_run_pdep_select();
+        auto check = [&](uint64_t fp) {
+            bool const fast = t.contains_fingerprint(fp >> r, fp & mask);
+            ASSERT_EQ(fast, t.contains_fingerprint_general(fp >> r, fp & mask)) << std::hex << fp;
+            if (bmi2) {
+                ASSERT_EQ(fast,
+                          t.contains_fingerprint<qf::rank_select::pdep_select>(fp >> r, fp & mask))
+                    << std::hex << fp;
+            }
+        };
+        for (uint64_t fp : fps) {
+            ASSERT_TRUE(t.contains_fingerprint(fp >> r, fp & mask)) << std::hex << fp;
+            // The neighbours of a stored fingerprint: the same run, the runs around it.
+            for (uint64_t delta : {uint64_t{1}, uint64_t{2}, mask, mask + 1, mask + 2})
+                for (uint64_t near : {fp + delta, fp - delta})
+                    if (near < (g.canonical_slots() << r)) check(near);
+        }
+        for (int i = 0; i < 100000; ++i) check(rng() % (g.canonical_slots() << r));
+        for (uint64_t h : in) ASSERT_TRUE(t.contains(h));
+        for (int i = 0; i < 100000; ++i) {
+            uint64_t const h = rng();
+            ASSERT_EQ(t.contains(h), f.contains_final(h)) << std::hex << h;
+        }
+    }
+}
 
 TEST(rank_select, empty_table_answers_nothing) {
     locally_locked_filter f(qf::geometry{10, 8});
@@ -306,6 +381,9 @@ TEST(rank_select, select_bit_finds_every_set_bit) {
         for (unsigned bit = 0; bit < 64; ++bit)
             if ((x >> bit) & 1) {
                 ASSERT_EQ(qf::rank_select::select_bit(x, ++n), bit) << std::hex << x;
+                if (can_run_pdep_select()) {
+                    ASSERT_EQ(qf::rank_select::pdep_select::select(x, n), bit) << std::hex << x;
+                }
             }
     }
 }
