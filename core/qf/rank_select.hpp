@@ -290,10 +290,10 @@ class rank_select_table {
 
     // The lookup of (q, x) as nearly every one goes: the run ends from E_b on, read from E_b's
     // block and the next as one 64-bit word, one select for the run's end, the highest run end
-    // below it for the one before, and the run's remainders compared a word at a time. Anything
-    // else (the d-th run end more than 64 slots past E_b or beyond the second block, a run that
-    // crosses into the next block or is longer than a word's lanes, E_b in the last block, damaged
-    // words) goes to contains_fingerprint_general, which answers every case; the two agree on
+    // below it for the one before, and the run's remainders compared a word at a time (two where
+    // the run crosses into the next block). Anything else (the d-th run end more than 64 slots
+    // past E_b or beyond the second block, a run longer than a word's lanes, E_b in the last
+    // block, damaged words) goes to contains_fingerprint_general, which answers every case; the two agree on
     // every table (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is bound
     // by the instructions a lookup retires, not by its misses (the table's lines are prefetched),
     // and the general loop's per-block steps, its division for offsets past the block (half the
@@ -332,12 +332,20 @@ class rank_select_table {
         uint64_t const start = std::max(q, after);
         size_t const rb = block_of(start);
         auto const k = static_cast<unsigned>(start - rb * s);
-        // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes
-        // inside block rb.
+        // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes,
+        // inside block rb, or split between it and the next block.
         uint64_t const n_minus_1 = end - start;
-        if ((n_minus_1 < lanes_.count) & (k + n_minus_1 < s)) [[likely]]
-            return lanes_.any_equal(rank_select::get_bits(block(rb), fields_.remainder(k), 64), x,
-                                    static_cast<unsigned>(n_minus_1 + 1));
+        if (n_minus_1 < lanes_.count) [[likely]] {
+            uint64_t const here = rank_select::get_bits(block(rb), fields_.remainder(k), 64);
+            if (k + n_minus_1 < s) [[likely]]
+                return lanes_.any_equal(here, x, static_cast<unsigned>(n_minus_1 + 1));
+            // end <= the last slot of block eb + 1, so block rb + 1 exists.
+            auto const in_this = static_cast<unsigned>(s - k);
+            return lanes_.any_equal(here, x, in_this) ||
+                   lanes_.any_equal(
+                       rank_select::get_bits(block(rb + 1), fields_.remainder(0), 64), x,
+                       static_cast<unsigned>(n_minus_1 + 1 - in_this));
+        }
         return contains_fingerprint_general(q, x);
     }
 
