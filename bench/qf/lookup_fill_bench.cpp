@@ -204,8 +204,8 @@ int main(int argc, char** argv) {
                                            batched_ns(present, rs_prefetch, rs_broadword, found));
                 if (found != queries)
                     return std::fprintf(stderr, "false negative (rank-select broadword)\n"), 1;
-                best_absent[2] = std::min(best_absent[2],
-                                          batched_ns(absent, rs_prefetch, rs_broadword, found));
+                best_absent[2] =
+                    std::min(best_absent[2], batched_ns(absent, rs_prefetch, rs_broadword, found));
             }
             uint64_t const* base = rs_words.data();
             best_limit = std::min(best_limit,
