@@ -68,8 +68,9 @@ if [[ ! -x "$qmer" ]]; then
 fi
 mkdir -p "$work/bin"
 for tool in kseq_floor exact_check; do
-    if [[ ! -x "$work/bin/$tool" || "$here/$tool.cpp" -nt "$work/bin/$tool" ]]; then
-        g++ -std=c++20 -O2 -Wall -Wextra -Wpedantic -Wshadow -o "$work/bin/$tool" "$here/$tool.cpp" -lhts
+    if [[ ! -x "$work/bin/$tool" || "$here/$tool.cpp" -nt "$work/bin/$tool" ||
+          "$repo/io/detail/kseq_reader.hpp" -nt "$work/bin/$tool" ]]; then
+        g++ -std=c++20 -O2 -Wall -Wextra -Wpedantic -Wshadow -I"$repo" -o "$work/bin/$tool" "$here/$tool.cpp" -lhts
     fi
 done
 floor=$work/bin/kseq_floor

@@ -1,13 +1,13 @@
-// kseq.h comes first, before any C++ standard header: libstdc++'s headers make glibc's <ctype.h>
-// leave out its inline isspace(), and kseq's name parser then calls isspace() through the PLT for
-// every header byte (measured: 8% of the reader's time on 150 bp FASTQ).
-#include <htslib/kseq.h>
+// kseq.h (through kseq_reader.hpp) comes first, before any C++ standard header: libstdc++'s
+// headers make glibc's <ctype.h> leave out its inline isspace(), and kseq's name parser then calls
+// isspace() through the PLT for every header byte (measured: 8% of the reader's time on 150 bp
+// FASTQ).
+#include "io/detail/kseq_reader.hpp"
 
 #include "io/detail/fastx_source.hpp"
 
 #include <cstdio>
 #include <cstring>
-#include <new>
 #include <string>
 #include <string_view>
 
@@ -23,76 +23,7 @@ int read_text(text_stream_ptr stream, void* buf, int n) {
 
 // kseq.h's types get external-linkage names from the macro; the anonymous namespace keeps them out
 // of other translation units that instantiate kseq over another stream type (bench/io).
-//
-// KSEQ_INIT(text_stream_ptr, read_text) is spelled out here (kseq.h's own parts, in its order) so
-// that the field reader kseq_read is built on, ks_getuntil2, is this file's: the same contract,
-// but it finds a line's end with memchr where kseq.h's compares a byte at a time (~4 instructions
-// a byte: 4% of a default query's instructions on 150 bp FASTQ and 9% of a --quick one's,
-// counted with callgrind; the input is parsed on one of the query's threads).
-__KS_TYPE(text_stream_ptr)
-__KS_BASIC(static, text_stream_ptr, 16384)
-
-// Reads into str (appended to it when `append`) up to the next delimiter, which it consumes:
-// KS_SEP_LINE a line's end ('\n'; a '\r' before it is dropped), KS_SEP_SPACE any isspace()
-// byte, KS_SEP_TAB any isspace() byte but ' ', any other value that byte. *dret (when given):
-// the delimiter found, 0 at the end of the input. Returns str's length, or -1 when the input had
-// ended before anything was read. str always ends with a NUL.
-int ks_getuntil2(kstream_t* ks, int delimiter, kstring_t* str, int* dret, int append) {
-    bool gotany = false;
-    if (dret != nullptr) *dret = 0;
-    str->l = append ? str->l : 0;
-    uint64_t consumed = str->l;  // kseq's seek_pos bookkeeping, kept as kseq.h keeps it
-    for (;;) {
-        if (ks->begin >= ks->end) {
-            if (ks->is_eof) break;
-            ks->begin = 0;
-            ks->end = read_text(ks->f, ks->buf, ks->bufsize);
-            if (ks->end == 0) {
-                ks->is_eof = 1;
-                break;
-            }
-        }
-        unsigned char const* const from = ks->buf + ks->begin;
-        auto const avail = static_cast<size_t>(ks->end - ks->begin);
-        size_t n = avail;  // the bytes before the delimiter: all of them when it is not here
-        if (delimiter == KS_SEP_LINE || delimiter > KS_SEP_MAX) {
-            int const byte = delimiter == KS_SEP_LINE ? '\n' : delimiter;
-            if (void const* hit = memchr(from, byte, avail); hit != nullptr)
-                n = static_cast<size_t>(static_cast<unsigned char const*>(hit) - from);
-        } else {
-            bool const tab = delimiter == KS_SEP_TAB;
-            for (n = 0; n < avail; ++n)
-                if (isspace(from[n]) && !(tab && from[n] == ' ')) break;
-        }
-        if (ks_expand(str, n + 1) < 0) throw std::bad_alloc();
-        bool const found = n < avail;
-        consumed += n + found;
-        gotany = true;
-        memcpy(str->s + str->l, from, n);
-        str->l += n;
-        ks->begin += static_cast<int>(n) + 1;  // past the delimiter (past the end when none)
-        if (found) {
-            if (dret != nullptr) *dret = from[n];
-            break;
-        }
-    }
-    if (!gotany && ks_eof(ks)) return -1;
-    ks->seek_pos += consumed;
-    if (str->s == nullptr) {
-        str->m = 1;
-        str->s = static_cast<char*>(calloc(1, 1));
-        if (str->s == nullptr) throw std::bad_alloc();
-    } else if (delimiter == KS_SEP_LINE && str->l > 1 && str->s[str->l - 1] == '\r') {
-        --str->l;
-    }
-    str->s[str->l] = '\0';
-    return static_cast<int>(str->l);
-}
-
-__KS_INLINED(read_text)
-__KSEQ_TYPE(text_stream_ptr)
-__KSEQ_BASIC(static, text_stream_ptr)
-__KSEQ_READ(static)
+QMER_KSEQ_INIT(text_stream_ptr, read_text)
 
 }  // namespace
 
