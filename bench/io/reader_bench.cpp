@@ -10,8 +10,8 @@
 // (batches that stay in L2, see bench/io/README.md).
 
 // kseq.h (through kseq_reader.hpp) first, as in io/detail/fastx_source.cpp (glibc's inline isspace
-// is lost after libstdc++ headers): baseline and reader get the same kseq code, kseq.h's parser over
-// qmer's line reader, so the ratio is what the reader adds to the parse (batches and checks).
+// is lost after libstdc++ headers): baseline and reader get the same kseq code, kseq.h's parser
+// over qmer's line reader, so the ratio is what the reader adds to the parse (batches and checks).
 #include "io/detail/kseq_reader.hpp"
 
 #include <benchmark/benchmark.h>
