@@ -119,11 +119,25 @@ struct fields {
 // bits at any slot), and a mispredicted branch costs more than reading the next word always. The
 // next word is taken only inside the block (a field that does not straddle ignores it), and
 // shifting it by (64 - shift) is done as two shifts so that shift = 0 is defined.
+//
+// field_at is that field's place (word, shift, mask): a table works out the place of its occupied
+// and run-end fields once, the same in every block, and so keeps get_bits' divisions and its test
+// for a 64-bit field off every lookup's path.
+struct field_at {
+    unsigned word = 0, next = 0, shift = 0;
+    uint64_t mask = 0;
+    constexpr field_at() = default;
+    constexpr field_at(unsigned pos, unsigned len) noexcept
+        : word(pos / 64),
+          next(pos / 64 + 1 < block_words ? pos / 64 + 1 : pos / 64),
+          shift(pos % 64),
+          mask(len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1) {}
+    uint64_t get(uint64_t const* blk) const noexcept {
+        return ((blk[word] >> shift) | ((blk[next] << 1) << (63 - shift))) & mask;
+    }
+};
 inline uint64_t get_bits(uint64_t const* blk, unsigned pos, unsigned len) noexcept {
-    unsigned const w = pos / 64, shift = pos % 64;
-    unsigned const next = w + 1 < block_words ? w + 1 : w;
-    uint64_t const v = (blk[w] >> shift) | ((blk[next] << 1) << (63 - shift));
-    return len == 64 ? v : v & ((uint64_t{1} << len) - 1);
+    return field_at(pos, len).get(blk);
 }
 inline void or_bits(uint64_t* blk, unsigned pos, unsigned len, uint64_t value) noexcept {
     unsigned const w = pos / 64, shift = pos % 64;
@@ -257,8 +271,8 @@ class rank_select_table {
         // ceil(2^64 / s): q * magic >> 64 == q / s for every q < 2^41 (the error, below
         // q / 2^64, stays under the 1 / s gap to the next integer).
         block_magic_ = ~uint64_t{0} / fields_.s + 1;
-        occupieds_ = fixed_field(fields_.occupieds(), fields_.s);
-        runends_ = fixed_field(fields_.runends(), fields_.s);
+        occupieds_ = rank_select::field_at(fields_.occupieds(), fields_.s);
+        runends_ = rank_select::field_at(fields_.runends(), fields_.s);
     }
 
     rank_select::shape const& shape() const noexcept { return shape_; }
@@ -293,12 +307,12 @@ class rank_select_table {
     // below it for the one before, and the run's remainders compared a word at a time (two where
     // the run crosses into the next block). Anything else (the d-th run end more than 64 slots
     // past E_b or beyond the second block, a run longer than a word's lanes, E_b in the last
-    // block, damaged words) goes to contains_fingerprint_general, which answers every case; the two agree on
-    // every table (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is bound
-    // by the instructions a lookup retires, not by its misses (the table's lines are prefetched),
-    // and the general loop's per-block steps, its division for offsets past the block (half the
-    // lookups at 93% fill under minimizer-local hashing, where windows pile runs up) and its
-    // branch on whether a run end precedes the selected one in the same word are what this path
+    // block, damaged words) goes to contains_fingerprint_general, which answers every case; the two
+    // agree on every table (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is
+    // bound by the instructions a lookup retires, not by its misses (the table's lines are
+    // prefetched), and the general loop's per-block steps, its division for offsets past the block
+    // (half the lookups at 93% fill under minimizer-local hashing, where windows pile runs up) and
+    // its branch on whether a run end precedes the selected one in the same word are what this path
     // leaves out (bench/qf/LOOKUP_FILL.md has the instruction counts).
     template <typename Select = rank_select::broadword_select>
     bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
@@ -342,9 +356,8 @@ class rank_select_table {
             // end <= the last slot of block eb + 1, so block rb + 1 exists.
             auto const in_this = static_cast<unsigned>(s - k);
             return lanes_.any_equal(here, x, in_this) ||
-                   lanes_.any_equal(
-                       rank_select::get_bits(block(rb + 1), fields_.remainder(0), 64), x,
-                       static_cast<unsigned>(n_minus_1 + 1 - in_this));
+                   lanes_.any_equal(rank_select::get_bits(block(rb + 1), fields_.remainder(0), 64),
+                                    x, static_cast<unsigned>(n_minus_1 + 1 - in_this));
         }
         return contains_fingerprint_general(q, x);
     }
@@ -498,24 +511,6 @@ class rank_select_table {
     }
 
   private:
-    // A field whose place in a block is the same in every block (occupieds, runends), with its
-    // word, shift and mask worked out once: get_bits' divisions and its test for a 64-bit field
-    // are then off every lookup's path.
-    struct fixed_field {
-        unsigned word = 0, next = 0, shift = 0;
-        uint64_t mask = 0;
-        fixed_field() = default;
-        fixed_field(unsigned pos, unsigned len) noexcept
-            : word(pos / 64),
-              next(pos / 64 + 1 < rank_select::block_words ? pos / 64 + 1 : pos / 64),
-              shift(pos % 64),
-              mask(len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1) {}
-        // As rank_select::get_bits(blk, pos, len).
-        uint64_t get(uint64_t const* blk) const noexcept {
-            return ((blk[word] >> shift) | ((blk[next] << 1) << (63 - shift))) & mask;
-        }
-    };
-
     uint64_t const* block(size_t b) const noexcept {
         return words_.data() + b * rank_select::block_words;
     }
@@ -534,7 +529,7 @@ class rank_select_table {
     uint64_t space_ = 0, remainder_mask_ = 0, block_magic_ = 0;
     rank_select::fields fields_{};
     rank_select::remainder_lanes lanes_{};
-    fixed_field occupieds_{}, runends_{};
+    rank_select::field_at occupieds_{}, runends_{};  // this table's occupied and run-end fields
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t blocks_ = 0;
