@@ -3,7 +3,9 @@
 // k-mers, hash them, and hand each to the filter a fixed number of k-mers after its table location
 // was prefetched (DESIGN.md, performance rules: a filter larger than the cache is bound by memory
 // latency; keeping a steady number of loads in flight overlaps their misses with each other and
-// with the scanning and hashing of the k-mers behind them).
+// with the scanning and hashing of the k-mers behind them). Two ways: a ring, one k-mer in and
+// one out (inserts, and --quick lookups that stop once a read is settled), and groups, a group's
+// k-mers hashed, then looked up (every k-mer looked up: the default query).
 
 #include <array>
 #include <cstdint>
@@ -65,6 +67,38 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
         while (consumed < produced && consume()) {
         }
     return consumed;
+}
+
+// Where every k-mer of seq is looked up (no early stop: the default query's exact counts): the
+// k-mers are hashed and prefetched lookup_group at a time, then handed to op in order. Two tight
+// loops rather than the ring's one: the scan keeps its registers and its predictable branches,
+// and the lookups of a group, independent of each other, overlap in the out-of-order window
+// (bench/qf/LOOKUP_FILL.md has the instruction counts and timings). A group's first lookup comes
+// lookup_group k-mers after its prefetch, its last one as many lookups after it. Not for ops
+// that stop early (--quick): a group hashes up to lookup_group - 1 k-mers that a settled read no
+// longer needs, which cost more than the ring's bookkeeping there.
+inline constexpr size_t lookup_group = 32;
+
+template <typename Filter, typename Hashing, typename Op>
+uint64_t for_each_kmer_hash_grouped(Filter const& filter, Hashing const& hashing,
+                                    std::string_view seq, Op&& op) {
+    static_assert(std::is_void_v<std::invoke_result_t<Op&, uint64_t>>,
+                  "an op that can stop takes for_each_kmer_hash");
+    std::array<uint64_t, lookup_group> group;
+    size_t n = 0;
+    uint64_t handed = 0;
+    auto hand_over = [&] {
+        for (size_t i = 0; i < n; ++i) op(group[i]);
+        handed += n;
+        n = 0;
+    };
+    hashing.for_each(seq, [&](uint64_t h) {
+        if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
+        group[n++] = h;
+        if (n == lookup_group) hand_over();
+    });
+    hand_over();
+    return handed;
 }
 
 }  // namespace qmer::app

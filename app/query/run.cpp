@@ -126,7 +126,7 @@ class index_lookup_of final : public index_lookup {
         auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits,
                               uint64_t settle) {
             if (!quick_) {
-                kmers += for_each_kmer_hash(filter, hashing_, seq, [&](uint64_t h) {
+                kmers += for_each_kmer_hash_grouped(filter, hashing_, seq, [&](uint64_t h) {
                     hits += contains_read_only(filter, h);
                 });
             } else if (hits < settle) {

@@ -1,6 +1,7 @@
-// The prefetch ring of the parallel stage (app/pipeline/kmer_batches.hpp): every k-mer's hash is
-// handed to the operation once, in sequence order, prefetch_distance k-mers after its prefetch;
-// an operation that returns false stops the walk at once, and the count says how many it saw.
+// The prefetch ring and the lookup groups of the parallel stage (app/pipeline/kmer_batches.hpp):
+// every k-mer's hash is handed to the operation once, in sequence order, after its prefetch (the
+// ring: prefetch_distance k-mers after it; the groups: once its whole group is prefetched); an
+// operation that returns false stops the ring's walk at once, and the count says how many it saw.
 
 #include "app/pipeline/kmer_batches.hpp"
 
@@ -36,17 +37,19 @@ std::vector<uint64_t> direct(qmer::plain_kmer_hashing const& hashing, std::strin
     return out;
 }
 
-TEST(prefetch_ring, hands_every_hash_once_in_order_after_its_prefetch) {
+// Walks the k-mers of sequences of `lengths` (an N splitting the longer ones) with `walk` (one of
+// the two walks of kmer_batches.hpp), and checks that every hash is handed over once, in order,
+// after its prefetch and after exactly `ready(i, n)` prefetches (n: the sequence's k-mers).
+template <typename Walk, typename Ready>
+void check_hands_every_hash_once(std::vector<size_t> const& lengths, Walk walk, Ready ready) {
     qmer::plain_kmer_hashing const hashing(21, 7);
-    // Shorter than the ring, exactly its length, longer; with an N that splits the k-mers.
-    for (size_t length :
-         std::vector<size_t>{0, 5, 21, 21 + prefetch_distance - 1, 28, 29, 150, 1000}) {
+    for (size_t length : lengths) {
         std::string seq = random_bases(length, static_cast<unsigned>(length));
         if (length > 60) seq[40] = 'N';
         recording_filter filter;
         std::vector<uint64_t> seen;
         std::vector<size_t> prefetched_before;  // prefetches made when each hash was handed over
-        uint64_t const count = for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
+        uint64_t const count = walk(filter, hashing, seq, [&](uint64_t h) {
             seen.push_back(h);
             prefetched_before.push_back(filter.prefetched.size());
         });
@@ -54,11 +57,18 @@ TEST(prefetch_ring, hands_every_hash_once_in_order_after_its_prefetch) {
         EXPECT_EQ(seen, expected) << length;
         EXPECT_EQ(count, expected.size()) << length;
         EXPECT_EQ(filter.prefetched, expected) << length;
-        // Hash i is handed over once hash i + distance - 1 is prefetched (or the sequence ended).
         for (size_t i = 0; i < seen.size(); ++i)
-            EXPECT_EQ(prefetched_before[i], std::min(expected.size(), i + prefetch_distance))
-                << length << " " << i;
+            EXPECT_EQ(prefetched_before[i], ready(i, expected.size())) << length << " " << i;
     }
+}
+
+TEST(prefetch_ring, hands_every_hash_once_in_order_after_its_prefetch) {
+    // Shorter than the ring, exactly its length, longer. Hash i is handed over once hash
+    // i + distance - 1 is prefetched (or the sequence ended).
+    check_hands_every_hash_once(
+        {0, 5, 21, 21 + prefetch_distance - 1, 28, 29, 150, 1000},
+        [](auto const&... args) { return for_each_kmer_hash(args...); },
+        [](size_t i, size_t n) { return std::min(n, i + prefetch_distance); });
 }
 
 TEST(prefetch_ring, false_stops_at_once_and_counts_what_was_handed_over) {
@@ -81,6 +91,16 @@ TEST(prefetch_ring, false_stops_at_once_and_counts_what_was_handed_over) {
     }
 }
 
+TEST(lookup_groups, hand_every_hash_once_in_order_after_its_whole_group_is_prefetched) {
+    // No k-mer, fewer than a group, exactly one, one more, several. Hash i is handed over once
+    // its group, the lookup_group hashes from i - i % lookup_group, is prefetched (the last
+    // group: once the sequence ended).
+    check_hands_every_hash_once(
+        {0, 5, 21, 21 + lookup_group - 2, 21 + lookup_group - 1, 21 + lookup_group, 150, 1000},
+        [](auto const&... args) { return for_each_kmer_hash_grouped(args...); },
+        [](size_t i, size_t n) { return std::min(n, (i / lookup_group + 1) * lookup_group); });
+}
+
 TEST(prefetch_ring, a_filter_without_prefetch_is_walked_the_same) {
     struct plain_filter {
         bool contains(uint64_t) const { return false; }
@@ -90,6 +110,9 @@ TEST(prefetch_ring, a_filter_without_prefetch_is_walked_the_same) {
     std::vector<uint64_t> seen;
     for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) { seen.push_back(h); });
     EXPECT_EQ(seen, direct(hashing, seq));
+    std::vector<uint64_t> grouped;
+    for_each_kmer_hash_grouped(filter, hashing, seq, [&](uint64_t h) { grouped.push_back(h); });
+    EXPECT_EQ(grouped, direct(hashing, seq));
 }
 
 }  // namespace
