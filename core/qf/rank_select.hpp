@@ -43,10 +43,12 @@
 //
 // Thread safety: a rank_select_table is an immutable view; any number of threads may query it.
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -120,9 +122,9 @@ struct fields {
 // next word is taken only inside the block (a field that does not straddle ignores it), and
 // shifting it by (64 - shift) is done as two shifts so that shift = 0 is defined.
 //
-// field_at is that field's place (word, shift, mask): a table works out the place of its occupied
-// and run-end fields once, the same in every block, and so keeps get_bits' divisions and its test
-// for a 64-bit field off every lookup's path.
+// field_at is that field's place (word, shift, mask), worked out once where a field is read in
+// many blocks (byte_field below), which keeps get_bits' divisions and its test for a 64-bit field
+// off every lookup's path.
 struct field_at {
     unsigned word = 0, next = 0, shift = 0;
     uint64_t mask = 0;
@@ -139,6 +141,43 @@ struct field_at {
 inline uint64_t get_bits(uint64_t const* blk, unsigned pos, unsigned len) noexcept {
     return field_at(pos, len).get(blk);
 }
+
+// The lookup's fast path reads a field with one unaligned 8-byte load at the field's first byte,
+// shifted by at most 7: half the instructions of field_at's two words, two shifts and an OR
+// (the lookup reads four fields). Byte addressing is the block's bit order only on a
+// little-endian machine (the block is a little-endian 512-bit integer, see top).
+inline constexpr bool byte_loads = std::endian::native == std::endian::little;
+// The bits from `pos` on, at least min(in_load_bits, 512 - pos) of them: the load never starts
+// past the block's last 8 bytes, so it stays inside the block (no read past the table, no touch
+// of a line that was not prefetched) and a field near the end is shifted further instead.
+inline constexpr unsigned in_load_bits = 64 - 7;
+inline uint64_t load_at_bit(uint64_t const* blk, unsigned pos) noexcept {
+    unsigned const byte = std::min(pos / 8, block_words * 8 - 8);
+    uint64_t word;
+    std::memcpy(&word, reinterpret_cast<unsigned char const*>(blk) + byte, sizeof word);
+    return word >> (pos - 8 * byte);
+}
+
+// A field the table reads on every lookup (its occupied and run-end bits, at the same place in
+// every block) with one byte load: only where fits() said yes (read up to byte + 8 <= 18 of the
+// block, inside it). On a big-endian machine, field_at's way.
+struct byte_field {
+    field_at words{};
+    unsigned byte = 0, shift = 0;
+    constexpr byte_field() = default;
+    constexpr byte_field(unsigned pos, unsigned len) noexcept
+        : words(pos, len), byte(pos / 8), shift(pos % 8) {}
+    static constexpr bool fits(unsigned pos, unsigned len) noexcept { return pos % 8 + len <= 64; }
+    uint64_t get(uint64_t const* blk) const noexcept {
+        if constexpr (byte_loads) {
+            uint64_t word;
+            std::memcpy(&word, reinterpret_cast<unsigned char const*>(blk) + byte, sizeof word);
+            return (word >> shift) & words.mask;
+        } else {
+            return words.get(blk);
+        }
+    }
+};
 inline void or_bits(uint64_t* blk, unsigned pos, unsigned len, uint64_t value) noexcept {
     unsigned const w = pos / 64, shift = pos % 64;
     blk[w] |= value << shift;
@@ -271,8 +310,16 @@ class rank_select_table {
         // ceil(2^64 / s): q * magic >> 64 == q / s for every q < 2^41 (the error, below
         // q / 2^64, stays under the 1 / s gap to the next integer).
         block_magic_ = ~uint64_t{0} / fields_.s + 1;
-        occupieds_ = rank_select::field_at(fields_.occupieds(), fields_.s);
-        runends_ = rank_select::field_at(fields_.runends(), fields_.s);
+        occupieds_ = rank_select::byte_field(fields_.occupieds(), fields_.s);
+        runends_ = rank_select::byte_field(fields_.runends(), fields_.s);
+        // The fast path reads its fields with byte loads (rank_select::byte_field). The occupied
+        // bits start on a byte (bit offset_bits) and fit in every shape; the run ends do in every
+        // shape but s = 62 (r = 6), whose lookups then all take the general path.
+        static_assert(rank_select::offset_bits % 8 == 0);
+        bool const fits =
+            rank_select::byte_loads && rank_select::byte_field::fits(fields_.runends(), fields_.s);
+        fast_blocks_ = fits ? blocks_ : 0;
+        fast_lanes_ = std::min(lanes_.count, rank_select::in_load_bits / s.remainder_bits);
     }
 
     rank_select::shape const& shape() const noexcept { return shape_; }
@@ -306,14 +353,15 @@ class rank_select_table {
     // block and the next as one 64-bit word, one select for the run's end, the highest run end
     // below it for the one before, and the run's remainders compared a word at a time (two where
     // the run crosses into the next block). Anything else (the d-th run end more than 64 slots
-    // past E_b or beyond the second block, a run longer than a word's lanes, E_b in the last
-    // block, damaged words) goes to contains_fingerprint_general, which answers every case; the two
-    // agree on every table (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is
-    // bound by the instructions a lookup retires, not by its misses (the table's lines are
-    // prefetched), and the general loop's per-block steps, its division for offsets past the block
-    // (half the lookups at 93% fill under minimizer-local hashing, where windows pile runs up) and
-    // its branch on whether a run end precedes the selected one in the same word are what this path
-    // leaves out (bench/qf/LOOKUP_FILL.md has the instruction counts).
+    // past E_b or beyond the second block, a run longer than a byte load's lanes, E_b in the
+    // last block, a shape whose run ends do not fit a byte load, damaged words) goes to
+    // contains_fingerprint_general, which answers every case; the two agree on every table
+    // (tests/core/qf/rank_select_test.cpp). Why not one routine: the query is bound by the
+    // instructions a lookup retires, not by its misses (the table's lines are prefetched), and the
+    // general loop's per-block steps, its division for offsets past the block (half the lookups at
+    // 93% fill under minimizer-local hashing, where windows pile runs up) and its branch on whether
+    // a run end precedes the selected one in the same word are what this path leaves out
+    // (bench/qf/LOOKUP_FILL.md has the instruction counts).
     template <typename Select = rank_select::broadword_select>
     bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
         uint64_t const s = fields_.s;
@@ -328,7 +376,8 @@ class rank_select_table {
         // E_b's block by a multiplication, not a division, and without a branch on whether the
         // offset leaves block b (a coin toss at high fill).
         size_t const eb = block_of(first);
-        if (eb + 1 >= blocks_) [[unlikely]]
+        // fast_blocks_ is 0 where the fields do not fit byte loads.
+        if (eb + 1 >= fast_blocks_) [[unlikely]]
             return contains_fingerprint_general(q, x);
         auto const from = static_cast<unsigned>(first - eb * s);  // 0 .. s - 1
         // Bit i: slot E_b + i ends a run, for the slots of blocks eb and eb + 1 that fit.
@@ -349,14 +398,14 @@ class rank_select_table {
         // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes,
         // inside block rb, or split between it and the next block.
         uint64_t const n_minus_1 = end - start;
-        if (n_minus_1 < lanes_.count) [[likely]] {
-            uint64_t const here = rank_select::get_bits(block(rb), fields_.remainder(k), 64);
+        if (n_minus_1 < fast_lanes_) [[likely]] {
+            uint64_t const here = rank_select::load_at_bit(block(rb), fields_.remainder(k));
             if (k + n_minus_1 < s) [[likely]]
                 return lanes_.any_equal(here, x, static_cast<unsigned>(n_minus_1 + 1));
             // end <= the last slot of block eb + 1, so block rb + 1 exists.
             auto const in_this = static_cast<unsigned>(s - k);
             return lanes_.any_equal(here, x, in_this) ||
-                   lanes_.any_equal(rank_select::get_bits(block(rb + 1), fields_.remainder(0), 64),
+                   lanes_.any_equal(rank_select::load_at_bit(block(rb + 1), fields_.remainder(0)),
                                     x, static_cast<unsigned>(n_minus_1 + 1 - in_this));
         }
         return contains_fingerprint_general(q, x);
@@ -529,7 +578,11 @@ class rank_select_table {
     uint64_t space_ = 0, remainder_mask_ = 0, block_magic_ = 0;
     rank_select::fields fields_{};
     rank_select::remainder_lanes lanes_{};
-    rank_select::field_at occupieds_{}, runends_{};  // this table's occupied and run-end fields
+    // The fast path's: its occupied and run-end fields, where it answers (E_b's block + 1 below
+    // fast_blocks_) and the longest run it compares (fast_lanes_ remainders in one byte load).
+    rank_select::byte_field occupieds_{}, runends_{};
+    size_t fast_blocks_ = 0;
+    unsigned fast_lanes_ = 0;
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t blocks_ = 0;
