@@ -9,34 +9,53 @@
 // another answers "absent" for k-mers it holds, which is a silent false negative. Any change here
 // (another hash, another byte order, another input width) needs a new index format version.
 //
-// The byte order is fixed to little-endian whatever the machine, so indexes are portable: a
-// big-endian machine byte-swaps before hashing.
+// The byte order is fixed to little-endian whatever the machine, so indexes are portable.
 //
-// Header-only with XXH_INLINE_ALL: the 8-byte case of XXH3 is a handful of multiplies and shifts,
-// and inlining lets the compiler drop XXH3's length dispatch (the length is the constant 8).
+// The hash is XXH3's 4-to-8-byte path (xxHash's doc/xxhash_spec.md, "XXH3 algorithm overview",
+// inputs of 4 to 8 bytes) written out for the one length we hash, with its seed's part worked out
+// once per hasher rather than on every k-mer's path (bench/qf/LOOKUP_FILL.md has the count).
+// It works on the value, whose little-endian bytes are the input, so no byte swap is needed on any
+// machine. tests/core/kmer/hash_test.cpp checks it against the library's XXH3_64bits_withSeed on
+// random seeds and values, and pins known values.
 
-#include <bit>
 #include <cstdint>
-#include <cstring>
-
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL
-#endif
-#include <xxhash.h>
 
 namespace qmer {
 
-struct kmer_hasher {
-    uint64_t seed = 0;
+class kmer_hasher {
+  public:
+    constexpr kmer_hasher(uint64_t seed = 0) noexcept : seed_(seed), bitflip_(bitflip_of(seed)) {}
 
-    uint64_t operator()(uint64_t canonical) const noexcept {
-        if constexpr (std::endian::native == std::endian::big) {
-            canonical = __builtin_bswap64(canonical);
-        }
-        unsigned char bytes[sizeof canonical];
-        std::memcpy(bytes, &canonical, sizeof canonical);
-        return XXH3_64bits_withSeed(bytes, sizeof bytes, seed);
+    constexpr uint64_t seed() const noexcept { return seed_; }
+
+    constexpr uint64_t operator()(uint64_t canonical) const noexcept {
+        // The two 32-bit little-endian reads at offsets 0 and 4, the first one on top.
+        uint64_t const input = (canonical >> 32) | (canonical << 32);
+        uint64_t h = input ^ bitflip_;
+        // XXH3's rrmxmx finalizer, with the input length 8.
+        h ^= rotl(h, 49) ^ rotl(h, 24);
+        h *= mx2;
+        h ^= (h >> 35) + 8;
+        h *= mx2;
+        return h ^ (h >> 28);
     }
+
+  private:
+    static constexpr uint64_t mx2 = 0x9FB21C651E98DF25ULL;
+    // XXH3's default secret, bytes 8-15 xor bytes 16-23 (little-endian words).
+    static constexpr uint64_t secret_8_xor_16 = 0xC73AB174C5ECD5A2ULL;
+
+    static constexpr uint64_t rotl(uint64_t x, unsigned r) noexcept {
+        return (x << r) | (x >> (64 - r));
+    }
+    // The seed as the 4-8 byte path uses it: its low half byte-swapped into its high half.
+    static constexpr uint64_t bitflip_of(uint64_t seed) noexcept {
+        uint64_t const swapped = __builtin_bswap32(static_cast<uint32_t>(seed));
+        return secret_8_xor_16 - (seed ^ (swapped << 32));
+    }
+
+    uint64_t seed_;
+    uint64_t bitflip_;
 };
 
 }  // namespace qmer

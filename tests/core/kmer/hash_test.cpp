@@ -16,6 +16,10 @@
 
 #include "core/kmer/scanner.hpp"
 
+// The library, to check the hasher against (XXH3 itself, inlined: the tests link no xxhash).
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace {
 
 constexpr uint64_t prime32 = 2654435761ULL;
@@ -50,6 +54,33 @@ TEST(kmer_hash, is_xxh3_over_the_little_endian_bytes) {
             std::array<unsigned char, 8> bytes{};
             for (size_t i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(value >> (8 * i));
             EXPECT_EQ(hasher(value), XXH3_64bits_withSeed(bytes.data(), 8, seed));
+        }
+    }
+}
+
+TEST(kmer_hash, equals_the_library_on_random_seeds_and_values) {
+    // The hasher writes XXH3's 8-byte path out with its seed's part worked out once: it must give
+    // XXH3_64bits_withSeed over the value's 8 little-endian bytes for every seed and value.
+    uint64_t x = 0x243F6A8885A308D3ULL;
+    auto next = [&x] {  // splitmix64
+        uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    };
+    for (int s = 0; s < 200; ++s) {
+        // Every third seed has a zero half, the halves the seed's byte swap moves.
+        uint64_t seed = next();
+        if (s % 3 == 1) seed &= 0xFFFFFFFFULL;
+        if (s % 3 == 2) seed &= ~uint64_t{0xFFFFFFFFULL};
+        qmer::kmer_hasher const hasher{seed};
+        ASSERT_EQ(hasher.seed(), seed);
+        for (int i = 0; i < 1000; ++i) {
+            uint64_t const value = i < 4 ? uint64_t{0} - static_cast<uint64_t>(i) : next();
+            std::array<unsigned char, 8> bytes{};
+            for (size_t b = 0; b < 8; ++b) bytes[b] = static_cast<unsigned char>(value >> (8 * b));
+            ASSERT_EQ(hasher(value), XXH3_64bits_withSeed(bytes.data(), 8, seed))
+                << std::hex << "value 0x" << value << " seed 0x" << seed;
         }
     }
 }
