@@ -624,11 +624,13 @@ void build_index(index_options const& given, unsigned threads) {
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;
-        // Without --expected the references are counted first, so read twice. Stdin and pipes
-        // can be read only once: they are copied into scratch files first (their size on disk,
-        // compressed as they come) and built from like files, instead of growing a filter
-        // k-mer by k-mer (issue 16) or, for fixed filters, being refused.
-        if (expected == 0 && !all_rereadable(o.references)) {
+        // Without --expected the references are counted first, so read twice, and so are the
+        // default filter's with --expected (its sorted build, below). Stdin and pipes can be read
+        // only once: they are copied into scratch files first (their size on disk, compressed as
+        // they come) and built from like files, instead of growing a filter k-mer by k-mer
+        // (issue 16: ~95 ns a k-mer) or, for fixed filters, being refused.
+        bool const reads_twice = expected == 0 || Kind == filter_kind::expandable;
+        if (reads_twice && !all_rereadable(o.references)) {
             progress.begin_phase("copying what cannot be read twice to a scratch file", 0, "",
                                  false);
             for (auto const& reference : o.references) {
@@ -647,7 +649,7 @@ void build_index(index_options const& given, unsigned threads) {
             expected = census.distinct_estimate;
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
-        } else if (Kind == filter_kind::expandable && all_rereadable(o.references)) {
+        } else if (Kind == filter_kind::expandable && all_rereadable(read_paths(o))) {
             // --expected for the default filter from files (issue 16: no ~95 ns insert per k-mer
             // at host size): the references are counted all the same, and where --expected
             // holds them, the sorted build fills a first level sized from --expected (room left

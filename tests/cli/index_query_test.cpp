@@ -278,6 +278,19 @@ TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorte
         // read_id, kmers and match; hits and containment may differ by a false positive.
         for (size_t c : {0u, 1u, 4u}) EXPECT_EQ(a[i][c], b[i][c]) << "row " << i << " column " << c;
     }
+    // The same from stdin: copied to a scratch file, then the same sorted build (it used to insert
+    // k-mer by k-mer into a level grown from 1/8 of --expected), so the same words, the same hits.
+    auto const piped =
+        qmer({"index", "-q", "--expected", "150000", "-o", "piped.qmer", "-"}, genome);
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_EQ(piped.err.find("levels"), std::string::npos) << piped.err;
+    auto const piped_info = qmer({"info", "--json", "piped.qmer"});
+    EXPECT_NE(piped_info.out.find("{\"levels\": 1,"), std::string::npos) << piped_info.out;
+    EXPECT_NE(piped_info.out.find("\"layout\": \"rank-select\""), std::string::npos)
+        << piped_info.out;
+    auto const from_pipe = qmer({"query", "piped.qmer", reads});
+    ASSERT_EQ(from_pipe.exit_code, 0) << from_pipe.err;
+    EXPECT_EQ(tsv_rows(from_pipe.out), tsv_rows(with_room.out));
 }
 
 TEST_F(index_query, appending_answers_as_building_at_once) {
