@@ -4,8 +4,7 @@
 // was prefetched (DESIGN.md, performance rules: a filter larger than the cache is bound by memory
 // latency; keeping a steady number of loads in flight overlaps their misses with each other and
 // with the scanning and hashing of the k-mers behind them). Two ways: a ring, one k-mer in and
-// one out (inserts, and --quick lookups that stop once a read is settled), and groups, a group's
-// k-mers hashed, then looked up (every k-mer looked up: the default query).
+// one out (inserts), and groups, a group's k-mers hashed, then looked up (queries).
 
 #include <array>
 #include <cstdint>
@@ -69,35 +68,53 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
     return consumed;
 }
 
-// Where every k-mer of seq is looked up (no early stop: the default query's exact counts): the
-// k-mers are hashed and prefetched lookup_group at a time, then handed to op in order. Two tight
-// loops rather than the ring's one: the scan keeps its registers and its predictable branches,
-// and the lookups of a group, independent of each other, overlap in the out-of-order window
-// (bench/qf/LOOKUP_FILL.md has the instruction counts and timings). A group's first lookup comes
-// lookup_group k-mers after its prefetch, its last one as many lookups after it. Not for ops
-// that stop early (--quick): a group hashes up to lookup_group - 1 k-mers that a settled read no
-// longer needs, which cost more than the ring's bookkeeping there.
+// Hashes and prefetches the k-mers of seq a group at a time, then hands the group to op in order:
+// two tight loops rather than the ring's one, so the scan keeps its registers and its predictable
+// branches, and the lookups of a group, independent of each other, overlap in the out-of-order
+// window (bench/qf/LOOKUP_FILL.md has the instruction counts and timings). A group's first lookup
+// comes a group's length after its prefetch, its last one as many lookups after it. An op that
+// returns bool stops the walk with false (--quick, a read whose verdict is settled): its groups
+// start at first_stop_group and double up to lookup_group, so a read settled by its first k-mers
+// has hashed few that it no longer needs, and one that is not (most of them absent) soon goes by
+// whole groups. Returns the number of k-mers handed to op.
 inline constexpr size_t lookup_group = 32;
+inline constexpr size_t first_stop_group = 8;
 
 template <typename Filter, typename Hashing, typename Op>
 uint64_t for_each_kmer_hash_grouped(Filter const& filter, Hashing const& hashing,
                                     std::string_view seq, Op&& op) {
-    static_assert(std::is_void_v<std::invoke_result_t<Op&, uint64_t>>,
-                  "an op that can stop takes for_each_kmer_hash");
+    constexpr bool can_stop = std::is_same_v<std::invoke_result_t<Op&, uint64_t>, bool>;
     std::array<uint64_t, lookup_group> group;
     size_t n = 0;
+    size_t size = can_stop ? first_stop_group : lookup_group;
     uint64_t handed = 0;
-    auto hand_over = [&] {
-        for (size_t i = 0; i < n; ++i) op(group[i]);
+    // Hands the group over; false when op asked to stop.
+    auto hand_over = [&]() -> bool {
+        for (size_t i = 0; i < n; ++i) {
+            if constexpr (can_stop) {
+                if (!op(group[i])) {
+                    handed += i + 1;
+                    return false;
+                }
+            } else {
+                op(group[i]);
+            }
+        }
         handed += n;
         n = 0;
+        if constexpr (can_stop) size = size < lookup_group ? 2 * size : lookup_group;
+        return true;
     };
-    hashing.for_each(seq, [&](uint64_t h) {
+    bool const finished = hashing.for_each(seq, [&](uint64_t h) {
         if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
         group[n++] = h;
-        if (n == lookup_group) hand_over();
+        if constexpr (can_stop) {
+            return n < size || hand_over();
+        } else {
+            if (n == lookup_group) hand_over();
+        }
     });
-    hand_over();
+    if (finished) hand_over();
     return handed;
 }
 

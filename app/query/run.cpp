@@ -130,7 +130,7 @@ class index_lookup_of final : public index_lookup {
                     hits += contains_read_only(filter, h);
                 });
             } else if (hits < settle) {
-                kmers += for_each_kmer_hash(filter, hashing_, seq, [&](uint64_t h) {
+                kmers += for_each_kmer_hash_grouped(filter, hashing_, seq, [&](uint64_t h) {
                     hits += contains_read_only(filter, h);
                     return hits < settle;
                 });

@@ -71,24 +71,64 @@ TEST(prefetch_ring, hands_every_hash_once_in_order_after_its_prefetch) {
         [](size_t i, size_t n) { return std::min(n, i + prefetch_distance); });
 }
 
-TEST(prefetch_ring, false_stops_at_once_and_counts_what_was_handed_over) {
+// Stops `walk` with false after `stop_after` hashes, and checks that it stopped at once, counted
+// what it handed over, and prefetched at most `ahead(stop_after)` hashes.
+template <typename Walk, typename Ahead>
+void check_false_stops_at_once(Walk walk, Ahead ahead) {
     qmer::plain_kmer_hashing const hashing(21, 7);
     std::string const seq = random_bases(300, 3);
     auto const expected = direct(hashing, seq);
     for (size_t stop_after : {size_t{1}, size_t{3}, prefetch_distance, prefetch_distance + 1,
-                              size_t{100}, expected.size()}) {
+                              size_t{23}, size_t{24}, size_t{25}, size_t{100}, expected.size()}) {
         recording_filter filter;
         std::vector<uint64_t> seen;
-        uint64_t const count = for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
+        uint64_t const count = walk(filter, hashing, seq, [&](uint64_t h) {
             seen.push_back(h);
             return seen.size() < stop_after;
         });
         EXPECT_EQ(count, stop_after);
         ASSERT_EQ(seen.size(), stop_after);
         EXPECT_TRUE(std::equal(seen.begin(), seen.end(), expected.begin()));
-        // No prefetch runs further ahead than the ring holds.
-        EXPECT_LE(filter.prefetched.size(), stop_after + prefetch_distance);
+        EXPECT_LE(filter.prefetched.size(), std::min(expected.size(), ahead(stop_after)))
+            << stop_after;
     }
+}
+
+TEST(prefetch_ring, false_stops_at_once_and_counts_what_was_handed_over) {
+    // No prefetch runs further ahead than the ring holds.
+    check_false_stops_at_once([](auto const&... args) { return for_each_kmer_hash(args...); },
+                              [](size_t stop_after) { return stop_after + prefetch_distance; });
+}
+
+TEST(lookup_groups, false_stops_at_once_after_groups_that_double) {
+    // Groups of 8, 16, then 32: a walk stopped at hash i has prefetched the groups up to i's.
+    auto end_of_group = [](size_t stop_after) {
+        size_t end = 0;
+        for (size_t size = first_stop_group; end < stop_after;
+             size = std::min(2 * size, lookup_group))
+            end += size;
+        return end;
+    };
+    EXPECT_EQ(end_of_group(1), 8u);
+    EXPECT_EQ(end_of_group(9), 24u);
+    EXPECT_EQ(end_of_group(25), 56u);
+    EXPECT_EQ(end_of_group(57), 88u);
+    check_false_stops_at_once(
+        [](auto const&... args) { return for_each_kmer_hash_grouped(args...); }, end_of_group);
+    // And exactly those: every hash of the stopped walk's group was prefetched before it was
+    // handed over.
+    qmer::plain_kmer_hashing const hashing(21, 7);
+    std::string const seq = random_bases(300, 4);
+    size_t const n = direct(hashing, seq).size();
+    recording_filter filter;
+    std::vector<size_t> prefetched_before;
+    for_each_kmer_hash_grouped(filter, hashing, seq, [&](uint64_t) {
+        prefetched_before.push_back(filter.prefetched.size());
+        return true;
+    });
+    ASSERT_EQ(prefetched_before.size(), n);
+    for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(prefetched_before[i], std::min(n, end_of_group(i + 1))) << i;
 }
 
 TEST(lookup_groups, hand_every_hash_once_in_order_after_its_whole_group_is_prefetched) {
