@@ -7,7 +7,9 @@
 // one out (inserts), and groups, a group's k-mers hashed, then looked up (queries).
 
 #include <array>
+#include <concepts>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <type_traits>
 
@@ -33,6 +35,26 @@ bool contains_read_only(Filter const& filter, uint64_t h) noexcept {
         return filter.contains_final(h);
     } else {
         return filter.contains(h);
+    }
+}
+
+// A filter that answers a whole group of lookups in one call (rank_select_table::count_contained:
+// its fields are then held in registers across the group, not reloaded for every lookup).
+template <typename Filter>
+concept group_counting_filter = requires(Filter const& f, std::span<uint64_t const> hashes) {
+    { f.count_contained(hashes) } -> std::same_as<uint64_t>;
+};
+
+// How many of `hashes` a filter that no thread writes any more contains.
+template <typename Filter>
+uint64_t count_contained_read_only(Filter const& filter,
+                                   std::span<uint64_t const> hashes) noexcept {
+    if constexpr (group_counting_filter<Filter>) {
+        return filter.count_contained(hashes);
+    } else {
+        uint64_t hits = 0;
+        for (uint64_t const h : hashes) hits += contains_read_only(filter, h);
+        return hits;
     }
 }
 
@@ -76,28 +98,41 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
 // returns bool stops the walk with false (--quick, a read whose verdict is settled): its groups
 // start at first_stop_group and double up to lookup_group, so a read settled by its first k-mers
 // has hashed few that it no longer needs, and one that is not (most of them absent) soon goes by
-// whole groups. Returns the number of k-mers handed to op.
+// whole groups. An op that takes a std::span<uint64_t const> is handed each group whole, in
+// order (every k-mer looked up: count_contained_read_only). Returns the number of k-mers handed
+// to op.
 inline constexpr size_t lookup_group = 32;
 inline constexpr size_t first_stop_group = 8;
 
 template <typename Filter, typename Hashing, typename Op>
 uint64_t for_each_kmer_hash_grouped(Filter const& filter, Hashing const& hashing,
                                     std::string_view seq, Op&& op) {
-    constexpr bool can_stop = std::is_same_v<std::invoke_result_t<Op&, uint64_t>, bool>;
+    constexpr bool whole = std::is_invocable_v<Op&, std::span<uint64_t const>>;
+    constexpr bool can_stop = [] {
+        if constexpr (whole) {
+            return false;
+        } else {
+            return std::is_same_v<std::invoke_result_t<Op&, uint64_t>, bool>;
+        }
+    }();
     std::array<uint64_t, lookup_group> group;
     size_t n = 0;
     size_t size = can_stop ? first_stop_group : lookup_group;
     uint64_t handed = 0;
     // Hands the group over; false when op asked to stop.
     auto hand_over = [&]() -> bool {
-        for (size_t i = 0; i < n; ++i) {
-            if constexpr (can_stop) {
-                if (!op(group[i])) {
-                    handed += i + 1;
-                    return false;
+        if constexpr (whole) {
+            if (n != 0) op(std::span<uint64_t const>(group.data(), n));
+        } else {
+            for (size_t i = 0; i < n; ++i) {
+                if constexpr (can_stop) {
+                    if (!op(group[i])) {
+                        handed += i + 1;
+                        return false;
+                    }
+                } else {
+                    op(group[i]);
                 }
-            } else {
-                op(group[i]);
             }
         }
         handed += n;

@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <variant>
 
 #include "app/common/batch_pool.hpp"
@@ -126,9 +127,10 @@ class index_lookup_of final : public index_lookup {
         auto count_hits = [&](std::string_view seq, uint64_t& kmers, uint64_t& hits,
                               uint64_t settle) {
             if (!quick_) {
-                kmers += for_each_kmer_hash_grouped(filter, hashing_, seq, [&](uint64_t h) {
-                    hits += contains_read_only(filter, h);
-                });
+                kmers += for_each_kmer_hash_grouped(
+                    filter, hashing_, seq, [&](std::span<uint64_t const> group) {
+                        hits += count_contained_read_only(filter, group);
+                    });
             } else if (hits < settle) {
                 kmers += for_each_kmer_hash_grouped(filter, hashing_, seq, [&](uint64_t h) {
                     hits += contains_read_only(filter, h);
@@ -211,6 +213,10 @@ struct selecting {
     Table table;
     void prefetch(uint64_t h) const noexcept { table.prefetch(h); }
     bool contains(uint64_t h) const noexcept { return table.template contains<Select>(h); }
+    uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept requires requires {
+        table.template count_contained<Select>(hashes);
+    }
+    { return table.template count_contained<Select>(hashes); }
 };
 
 // An index built in one go has one level: answered from that table directly, without a loop over

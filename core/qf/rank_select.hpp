@@ -344,9 +344,24 @@ class rank_select_table {
     }
 
     template <typename Select = rank_select::broadword_select>
-    bool contains(uint64_t h) const noexcept {
+    [[gnu::always_inline]] bool contains(uint64_t h) const noexcept {
         uint64_t const fp = fingerprint(h);
         return contains_fingerprint<Select>(fp >> geometry_.remainder_bits, fp & remainder_mask_);
+    }
+
+    // How many of `hashes` the table contains: contains() over a group, on a copy of this view
+    // held in the caller's frame, so that the fields every lookup reads (the block magic, the
+    // field places, the lane masks) stay in registers across the group; read through `this`,
+    // they are reloaded for every lookup, since the caller's stores might alias them. That
+    // needs contains() and contains_fingerprint() inlined into the loop (forced: GCC 12 keeps
+    // them out of line here, and the copy then buys nothing), and the general routine out of
+    // it (rare, and large). -4.5% of a default query's instructions (bench/qf/LOOKUP_FILL.md).
+    template <typename Select = rank_select::broadword_select>
+    uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept {
+        rank_select_table const view = *this;
+        uint64_t hits = 0;
+        for (uint64_t const h : hashes) hits += view.contains<Select>(h);
+        return hits;
     }
 
     // The lookup of (q, x) as nearly every one goes: the run ends from E_b on, read from E_b's
@@ -363,7 +378,7 @@ class rank_select_table {
     // a run end precedes the selected one in the same word are what this path leaves out
     // (bench/qf/LOOKUP_FILL.md has the instruction counts).
     template <typename Select = rank_select::broadword_select>
-    bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
+    [[gnu::always_inline]] bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
         uint64_t const s = fields_.s;
         size_t const b = block_of(q);
         auto const j = static_cast<unsigned>(q - b * s);
@@ -414,7 +429,7 @@ class rank_select_table {
     // Every lookup, the way the layout is defined (see top): walks the run-end bits block by
     // block from E_b and the run's remainders one by one, bounded by max_scan_blocks and the
     // table's end. contains_fingerprint's fallback, and its reference in the tests.
-    bool contains_fingerprint_general(uint64_t q, uint64_t x) const noexcept {
+    [[gnu::noinline]] bool contains_fingerprint_general(uint64_t q, uint64_t x) const noexcept {
         unsigned const s = fields_.s;
         size_t const b = block_of(q);
         auto const j = static_cast<unsigned>(q - b * s);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,44 @@ TEST(lookup_groups, hand_every_hash_once_in_order_after_its_whole_group_is_prefe
         {0, 5, 21, 21 + lookup_group - 2, 21 + lookup_group - 1, 21 + lookup_group, 150, 1000},
         [](auto const&... args) { return for_each_kmer_hash_grouped(args...); },
         [](size_t i, size_t n) { return std::min(n, (i / lookup_group + 1) * lookup_group); });
+}
+
+TEST(lookup_groups, a_group_op_is_handed_every_hash_once_in_order_in_whole_groups) {
+    qmer::plain_kmer_hashing const hashing(21, 7);
+    for (size_t length : {size_t{0}, size_t{5}, size_t{21}, 21 + lookup_group - 1,
+                          21 + lookup_group, size_t{150}, size_t{1000}}) {
+        std::string seq = random_bases(length, static_cast<unsigned>(length));
+        if (length > 60) seq[40] = 'N';
+        recording_filter filter;
+        std::vector<uint64_t> seen;
+        std::vector<size_t> sizes;
+        uint64_t const count =
+            for_each_kmer_hash_grouped(filter, hashing, seq, [&](std::span<uint64_t const> g) {
+                // The whole group is prefetched before it is handed over.
+                EXPECT_EQ(filter.prefetched.size(), seen.size() + g.size()) << length;
+                seen.insert(seen.end(), g.begin(), g.end());
+                sizes.push_back(g.size());
+            });
+        auto const expected = direct(hashing, seq);
+        EXPECT_EQ(seen, expected) << length;
+        EXPECT_EQ(count, expected.size()) << length;
+        // Full groups, then the rest; no empty group.
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            EXPECT_GT(sizes[i], 0u) << length;
+            if (i + 1 < sizes.size()) {
+                EXPECT_EQ(sizes[i], lookup_group) << length;
+            }
+        }
+    }
+}
+
+TEST(lookup_groups, count_contained_read_only_counts_what_contains_answers) {
+    struct odd_filter {  // contains the odd hashes; no group method: counted one by one
+        bool contains(uint64_t h) const { return h & 1; }
+    } const filter;
+    std::vector<uint64_t> const hashes = {1, 2, 3, 5, 8, 13, 21, 34};
+    EXPECT_EQ(count_contained_read_only(filter, hashes), 5u);
+    EXPECT_EQ(count_contained_read_only(filter, std::span<uint64_t const>{}), 0u);
 }
 
 TEST(prefetch_ring, a_filter_without_prefetch_is_walked_the_same) {

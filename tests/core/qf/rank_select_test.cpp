@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -86,13 +87,32 @@ TEST_P(rank_select_oracle, answers_as_the_table_it_was_written_from) {
     // Absent hashes, and hashes next to stored ones (same quotient, other remainders): the same
     // answer as the concurrent table, which holds the same fingerprints.
     size_t positives = 0;
+    std::vector<uint64_t> probes;
     for (int i = 0; i < 200000; ++i) {
         uint64_t const h = i % 2 ? rng() : in[rng() % in.size()] + (rng() % 4096) - 2048;
         bool const expect = f.contains_final(h);
         ASSERT_EQ(t.contains(h), expect) << std::hex << h;
         positives += expect;
+        probes.push_back(h);
     }
     EXPECT_GT(positives, 0u);
+    // A group's count (the query's lookups) is the count of its members' answers, in groups of
+    // every length from 0 to 40.
+    size_t counted = 0, groups_with_both = 0;
+    for (size_t at = 0, len = 0; at < probes.size(); at += len, len = (len + 1) % 41) {
+        std::span<uint64_t const> const group(probes.data() + at,
+                                              std::min(len, probes.size() - at));
+        uint64_t expect = 0;
+        for (uint64_t h : group) expect += f.contains_final(h);
+        ASSERT_EQ(t.count_contained(group), expect) << at;
+        if (can_run_pdep_select()) {
+            ASSERT_EQ(t.count_contained<qf::rank_select::pdep_select>(group), expect) << at;
+        }
+        counted += expect;
+        groups_with_both += expect > 0 && expect < group.size();
+    }
+    EXPECT_EQ(counted, positives);
+    EXPECT_GT(groups_with_both, 0u);
     // Reads back as the same fingerprints, and refills the same table word for word.
     std::vector<uint64_t> fps;
     t.for_each_fingerprint([&](uint64_t fp) { fps.push_back(fp); });
