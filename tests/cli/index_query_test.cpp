@@ -65,6 +65,36 @@ std::string reverse_complement(std::string s) {
     return s;
 }
 
+// The exact oracle: the canonical 31-mers of `sequences` (none spans two of them).
+std::unordered_set<std::string> canonical_31mers(std::vector<std::string> const& sequences) {
+    std::unordered_set<std::string> kmers;
+    for (auto const& s : sequences) {
+        for (size_t i = 0; i + 31 <= s.size(); ++i) {
+            std::string const kmer = s.substr(i, 31);
+            kmers.insert(std::min(kmer, reverse_complement(kmer)));
+        }
+    }
+    return kmers;
+}
+
+// Per read of a FASTQ text, in order: its name and how many of its 31-mers `kmers` holds.
+std::vector<std::pair<std::string, size_t>> exact_hits_per_read(
+    std::string const& fastq, std::unordered_set<std::string> const& kmers) {
+    std::vector<std::pair<std::string, size_t>> out;
+    std::istringstream in(fastq);
+    std::string header, seq, plus, qual;
+    while (std::getline(in, header) && std::getline(in, seq) && std::getline(in, plus) &&
+           std::getline(in, qual)) {
+        size_t hits = 0;
+        for (size_t i = 0; i + 31 <= seq.size(); ++i) {
+            std::string const kmer = seq.substr(i, 31);
+            hits += kmers.count(std::min(kmer, reverse_complement(kmer)));
+        }
+        out.emplace_back(header.substr(1, header.find(' ') - 1), hits);
+    }
+    return out;
+}
+
 class index_query : public cli_test {
   protected:
     // Every array's parameters of an index, in order, as `qmer info --json` prints them.
@@ -151,25 +181,10 @@ TEST_F(index_query, error_free_reads_have_containment_one_and_unrelated_reads_ar
 
     // The unrelated reads: an exact k-mer set (the oracle below) calls the few that share real
     // sequence with lambda; the filter must call exactly those, adding no false calls.
-    std::unordered_set<std::string> lambda_kmers;
-    for (size_t i = 0; i + 31 <= genome.size(); ++i) {
-        std::string const kmer = genome.substr(i, 31);
-        lambda_kmers.insert(std::min(kmer, reverse_complement(kmer)));
-    }
     std::map<std::string, size_t> exact_hits;  // read name -> exact hits, for reads with any
-    {
-        std::istringstream in(read_gz(data("unrelated_reads.fq.gz")));
-        std::string header, seq, plus, qual;
-        while (std::getline(in, header) && std::getline(in, seq) && std::getline(in, plus) &&
-               std::getline(in, qual)) {
-            size_t hits = 0;
-            for (size_t i = 0; i + 31 <= seq.size(); ++i) {
-                std::string const kmer = seq.substr(i, 31);
-                hits += lambda_kmers.count(std::min(kmer, reverse_complement(kmer)));
-            }
-            if (hits) exact_hits[header.substr(1, header.find(' ') - 1)] = hits;
-        }
-    }
+    for (auto const& [name, hits] :
+         exact_hits_per_read(read_gz(data("unrelated_reads.fq.gz")), canonical_31mers({genome})))
+        if (hits) exact_hits[name] = hits;
     r = qmer(
         {"query", "--summary", "s.json", "lambda.qmer", data("unrelated_reads.fq.gz").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -361,35 +376,20 @@ TEST_F(index_query, appending_answers_as_building_at_once) {
             // up in every read, neither below an exact k-mer set's hits, and apart only by a
             // false positive here and there.
             EXPECT_NE(info.out.find("{\"levels\": 2,"), std::string::npos) << info.out;
-            std::unordered_set<std::string> kmers;  // of a.fa and b.fa: none spans the cut
-            for (std::string const& part : {genome.substr(0, 24000), genome.substr(24000)}) {
-                for (size_t p = 0; p + 31 <= part.size(); ++p) {
-                    std::string const kmer = part.substr(p, 31);
-                    kmers.insert(std::min(kmer, reverse_complement(kmer)));
-                }
-            }
-            std::vector<size_t> exact;  // per read, in file order
-            std::istringstream in(read_gz(reads));
-            std::string header, seq, plus, qual;
-            while (std::getline(in, header) && std::getline(in, seq) && std::getline(in, plus) &&
-                   std::getline(in, qual)) {
-                size_t hits = 0;
-                for (size_t p = 0; p + 31 <= seq.size(); ++p) {
-                    std::string const kmer = seq.substr(p, 31);
-                    hits += kmers.count(std::min(kmer, reverse_complement(kmer)));
-                }
-                exact.push_back(hits);
-            }
+            // The k-mers of a.fa and b.fa: none spans the cut.
+            auto const exact = exact_hits_per_read(
+                read_gz(reads), canonical_31mers({genome.substr(0, 24000), genome.substr(24000)}));
             auto const a = tsv_rows(once.out), b = tsv_rows(twice.out);
             ASSERT_EQ(a.size(), b.size());
             ASSERT_EQ(a.size(), exact.size());
             size_t differ = 0;
             for (size_t r = 0; r < a.size(); ++r) {
                 ASSERT_EQ(a[r][0], b[r][0]);
+                ASSERT_EQ(a[r][0], exact[r].first);
                 ASSERT_EQ(a[r][1], b[r][1]) << a[r][0];
                 size_t const ha = std::stoul(a[r][2]), hb = std::stoul(b[r][2]);
-                EXPECT_GE(ha, exact[r]) << a[r][0];
-                EXPECT_GE(hb, exact[r]) << a[r][0];
+                EXPECT_GE(ha, exact[r].second) << a[r][0];
+                EXPECT_GE(hb, exact[r].second) << a[r][0];
                 differ += ha != hb;
             }
             EXPECT_LE(differ, a.size() / 100);
