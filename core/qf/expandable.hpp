@@ -71,6 +71,17 @@
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
 // level's final table. live_memory_bytes() counts the current tables only.
 // release_retired_tables() frees them at a quiescent point (before writing the index).
+//
+// Lookup views: every insert first looks for h on each lower level, and a locally locked
+// table's lookup walks back to the start of h's cluster, a walk that grows with the fill and,
+// under minimizer-local hashing (core/kmer/sequence_hashing.hpp), with the crowding of its windows:
+// appending 3 Mbp to a grown minimizer-local index spent 57% of its time there (perf). A level
+// never changes once sealed, so the thread that seals it writes it once more in the rank-select
+// layout (core/qf/rank_select.hpp: per-block offsets, a lookup that reads one or two lines), and
+// lookups of that level use the copy from then on: it is published with release after it is
+// complete, and a lookup that loads it with acquire reads a finished table; until then lookups
+// read the level itself, which holds the same fingerprints. The copy costs about the level's own
+// memory (counted in memory_bytes()), and release_retired_tables() frees it.
 
 #include <algorithm>
 #include <array>
@@ -91,6 +102,7 @@
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
 #include "core/qf/locally_locked.hpp"
+#include "core/qf/rank_select.hpp"
 
 namespace qmer::qf {
 
@@ -250,16 +262,29 @@ class expandable_filter {
     size_t memory_bytes() const noexcept {
         size_t total = sizeof(*this);
         unsigned const n = level_count_.load(std::memory_order_acquire);
-        for (unsigned j = 0; j < n; ++j) total += levels_[j]->memory_bytes();
+        for (unsigned j = 0; j < n; ++j) total += levels_[j]->memory_bytes() + view_bytes(j);
         return total;
     }
     // Quiescent only (no insert or query in flight): frees every level's tables left behind by
-    // bounded growing (locally_locked_filter::release_retired_tables). Returns the bytes freed.
+    // bounded growing (locally_locked_filter::release_retired_tables) and the sealed levels'
+    // lookup views (see top). Returns the bytes freed.
     size_t release_retired_tables() {
         size_t freed = 0;
         unsigned const n = level_count_.load(std::memory_order_acquire);
-        for (unsigned j = 0; j < n; ++j) freed += levels_[j]->release_retired_tables();
+        for (unsigned j = 0; j < n; ++j) {
+            freed += levels_[j]->release_retired_tables() + view_bytes(j);
+            views_[j].store(nullptr, std::memory_order_relaxed);
+            view_owners_[j].reset();
+        }
         return freed;
+    }
+    // Levels whose lookups read a lookup view now (see top).
+    unsigned viewed_levels() const noexcept {
+        unsigned count = 0;
+        unsigned const n = level_count_.load(std::memory_order_acquire);
+        for (unsigned j = 0; j < n; ++j)
+            count += views_[j].load(std::memory_order_acquire) != nullptr;
+        return count;
     }
     // Quiescent only, for a filter that answers queries only from now on (qmer query, after
     // loading the index): seals every level, the top included and in both modes, so no query
@@ -283,7 +308,8 @@ class expandable_filter {
     size_t live_memory_bytes() const noexcept {
         size_t total = sizeof(*this);
         unsigned const n = level_count_.load(std::memory_order_acquire);
-        for (unsigned j = 0; j < n; ++j) total += levels_[j]->groups().size() * sizeof(uint64_t);
+        for (unsigned j = 0; j < n; ++j)
+            total += levels_[j]->groups().size() * sizeof(uint64_t) + view_bytes(j);
         return total;
     }
     // What the stored fingerprints imply: 1 - prod_i (1 - p_i), p_i = 1 - (1 - 2^-k_i)^n_i. An
@@ -552,6 +578,9 @@ class expandable_filter {
     }
 
     bool level_contains(unsigned j, uint64_t h) const noexcept {
+        // acquire: pairs with the release in build_view(); the view's words are all written.
+        if (lookup_view const* v = views_[j].load(std::memory_order_acquire))
+            return v->table.contains(h);
         // acquire: pairs with the release in try_seal(); every write to level j happened before.
         return sealed_[j].load(std::memory_order_acquire) ? levels_[j]->contains_final(h)
                                                           : levels_[j]->contains(h);
@@ -583,7 +612,36 @@ class expandable_filter {
         for (auto const& stripe : writers_)
             if (stripe.level[j].load(std::memory_order_seq_cst) != 0) return;
         // release: hands the level's final contents to queries that load true with acquire.
-        sealed_[j].store(true, std::memory_order_release);
+        // The one thread whose exchange sets it (acquire: the level's writes happened before)
+        // writes the level's lookup view; a filter that only answers queries has none.
+        if (!sealed_[j].exchange(true, std::memory_order_acq_rel) && !frozen_) build_view(j);
+    }
+
+    // A sealed level in the rank-select layout, for its lookups (see top).
+    struct lookup_view {
+        std::vector<uint64_t> storage;  // the words, from the first 64-byte boundary in it
+        rank_select_table table;
+    };
+    void build_view(unsigned j) {
+        locally_locked_filter const& level = *levels_[j];
+        rank_select::shape const shape = rank_select_shape_of(level);
+        auto v = std::make_unique<lookup_view>();
+        v->storage.resize(shape.words() + rank_select::block_words - 1);
+        // A block is one cache line only from a 64-byte boundary (rank_select_table's contract).
+        auto const address = reinterpret_cast<uintptr_t>(v->storage.data());
+        size_t const skip = ((64 - address % 64) % 64) / sizeof(uint64_t);
+        uint64_t* out = v->storage.data() + skip;
+        uint64_t const elements = write_rank_select(level, [&](std::span<uint64_t const> words) {
+            out = std::copy(words.begin(), words.end(), out);
+        });
+        v->table = rank_select_table(
+            shape, std::span<uint64_t const>(v->storage.data() + skip, shape.words()), elements);
+        view_owners_[j] = std::move(v);
+        // release: the words and the table are complete before any lookup can load the view.
+        views_[j].store(view_owners_[j].get(), std::memory_order_release);
+    }
+    size_t view_bytes(unsigned j) const noexcept {
+        return view_owners_[j] ? view_owners_[j]->storage.size() * sizeof(uint64_t) : 0;
     }
 
     expandable_options options_;
@@ -602,6 +660,9 @@ class expandable_filter {
     };
     std::array<writer_counts, writer_stripes> writers_{};
     std::array<std::atomic<bool>, max_levels> sealed_{};
+    // Written once per level by the thread that seals it (build_view), freed at a quiescent point.
+    std::array<std::unique_ptr<lookup_view>, max_levels> view_owners_;
+    std::array<std::atomic<lookup_view const*>, max_levels> views_{};
     bool frozen_ = false;  // set by freeze() at a quiescent point, read by insert()
 };
 

@@ -127,6 +127,9 @@ void grow_under_queries(bool cascading, size_t initial, unsigned writers, unsign
     // The seal handshake never strands a level: with every insert returned, each level below the
     // top was sealed by the push or by its last writer (plain mode; cascading never seals).
     EXPECT_EQ(f.sealed_levels(), cascading ? 0u : f.levels() - 1);
+    // And each sealed level got its lookup view, written by the thread that sealed it while the
+    // others went on inserting and querying (the readers' checks above read through them).
+    EXPECT_EQ(f.viewed_levels(), cascading ? 0u : f.levels() - 1);
 }
 
 size_t const initial_capacity = QMER_TEST_SANITIZED ? 256 : 2048;

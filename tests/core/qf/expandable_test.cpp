@@ -363,7 +363,8 @@ void check_round_trip(bool cascading, size_t initial = size_t{1} << 10) {
 // sealed in plain mode, none with cascading; the lock-free path answers exactly what the locked
 // one (every level's locally_locked_filter::contains) does, for present keys and a large sample of
 // absent ones (false positives included); a filter read back from its arrays seals its lower
-// levels at once.
+// levels at once. A sealed level's lookups read its rank-select lookup view (written when it was
+// sealed), so the comparison with the locked path checks the views too.
 TEST(expandable, sealed_lower_levels_answer_as_the_locked_path) {
     size_t const initial = size_t{1} << 9;
     uint64_t const expected = expected_for_initial_capacity(initial);
@@ -384,11 +385,14 @@ TEST(expandable, sealed_lower_levels_answer_as_the_locked_path) {
     for (size_t i = 0; i < keys.size(); ++i) {
         ASSERT_NE(sealed.insert(keys[i]), insert_result::full) << i;
         cascading.insert(keys[i]);
-        // Sealing follows every push at once (single thread: no insert in flight).
+        // Sealing follows every push at once (single thread: no insert in flight), and so does
+        // the sealed level's lookup view.
         ASSERT_EQ(sealed.sealed_levels(), sealed.levels() - 1) << i;
+        ASSERT_EQ(sealed.viewed_levels(), sealed.levels() - 1) << i;
     }
     ASSERT_GE(sealed.levels(), 4u);
     EXPECT_EQ(cascading.sealed_levels(), 0u);
+    EXPECT_EQ(cascading.viewed_levels(), 0u);
     for (uint64_t k : keys) ASSERT_TRUE(sealed.contains(k) && locked_contains(k));
     size_t differ = 0, positives = 0;
     for (uint64_t k : absent) {
@@ -407,7 +411,16 @@ TEST(expandable, sealed_lower_levels_answer_as_the_locked_path) {
     saved_filter const saved(sealed);
     auto reloaded = saved.load();
     EXPECT_EQ(reloaded->sealed_levels(), reloaded->levels() - 1);
+    EXPECT_EQ(reloaded->viewed_levels(), reloaded->levels() - 1);
     for (uint64_t k : keys) ASSERT_TRUE(reloaded->contains(k));
+    for (size_t i = 0; i < absent.size(); i += 3)
+        ASSERT_EQ(reloaded->contains(absent[i]), sealed.contains(absent[i])) << i;
+    // A frozen filter (a query of an old index) writes no views: it is sealed in one go.
+    expandable_filter frozen(sealed_o);
+    for (size_t i = 0; i < keys.size() / 4; ++i) frozen.insert(keys[i]);
+    unsigned const viewed = frozen.viewed_levels();
+    frozen.freeze();
+    EXPECT_EQ(frozen.viewed_levels(), viewed);
 }
 
 // freeze(): every level sealed (the top too, cascading too), answers unchanged, insert refused.
@@ -475,8 +488,10 @@ TEST(expandable, release_retired_tables_keeps_the_answers) {
     for (uint64_t k : absent) before.push_back(f.contains(k));
     size_t const bytes = f.memory_bytes();
     EXPECT_GT(bytes, f.live_memory_bytes());
+    ASSERT_GT(f.viewed_levels(), 0u);
     size_t const freed = f.release_retired_tables();
     EXPECT_EQ(f.memory_bytes(), bytes - freed);
+    EXPECT_EQ(f.viewed_levels(), 0u);  // the lookup views go too
     // What is left: the live tables (each rounded up to 64 bytes) and each level's object.
     EXPECT_LE(f.memory_bytes(),
               f.live_memory_bytes() + f.levels() * (64 + sizeof(qf::locally_locked_filter)));
