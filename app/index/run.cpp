@@ -584,6 +584,178 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     return done();
 }
 
+// The build's last line: k-mers, distinct k-mers, the index's size (the file's; `memory_bytes`
+// where it cannot be read) and what the memory limit made the build do.
+void report_built(index_options const& o, progress_meter& progress, build_counts const& counts,
+                  uint64_t elements, double memory_bytes, char const* how = "") {
+    std::error_code size_error;
+    auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
+    double const bytes = !size_error ? file_bytes : memory_bytes;
+    char extra[1024];
+    // How the memory limit shaped the build, when it did: a user who sees extra passes may give
+    // a --temp-dir with room, or more memory.
+    std::string scratch;
+    if (counts.scratch_bytes != 0)
+        scratch.append("; ")
+            .append(human_bytes(static_cast<double>(counts.scratch_bytes)))
+            .append(" of k-mers went through a scratch file in '")
+            .append(temp_folder(o))
+            .append("'");
+    if (counts.passes > 1)
+        scratch.append("; the references were read in ")
+            .append(std::to_string(counts.passes))
+            .append(" passes to keep to the memory limit");
+    std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)%s%s",
+                  human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
+                  human_count(static_cast<double>(elements), "").c_str(),
+                  human_bytes(bytes).c_str(), size_error ? "in memory" : "on disk",
+                  elements ? 8.0 * bytes / static_cast<double>(elements) : 0.0, scratch.c_str(),
+                  how);
+    progress.finish(extra);
+}
+
+// --append by a sorted merge (issue 16: an append should not insert k-mer by k-mer, ~95 ns each
+// and far more into a minimizer-local index, whose windows crowd clusters): the new k-mers that
+// no lower level holds are gathered into sorted buckets in the top level's fingerprint space
+// (fingerprint_buckets, the sorted build's), and the top level is written again as one
+// sequential merge of its stored fingerprints with theirs (rank_select::rank_select_writer), the
+// other levels copied word for word. Taken when the index is the default filter in the
+// rank-select layout without cascading inserts, the references can be read (files), their
+// fingerprints fit in memory, and the top level has room for them before it would grow
+// (delta_grow of its slots): the common case of a few genomes added to a large index. Otherwise,
+// or when the merged level does not fit its slots, it returns nothing and writes nothing, and
+// the caller appends k-mer by k-mer as before (which grows levels).
+//
+// The index it writes is the one the inserts would, up to which k-mers share a fingerprint with
+// one already stored (both store a fingerprint once per level), so it loads, queries and appends
+// alike. Returns the elements of the new index, or nothing.
+struct merge_did_not_fit {};
+
+// The gathering pass's filter: k-mers that a lower level holds already are left out (an insert
+// checks them too), the rest go to the buckets.
+struct new_kmer_buckets {
+    fingerprint_buckets& buckets;
+    std::vector<qf::rank_select_table> const& lower;
+    insert_result insert(uint64_t h) {
+        for (auto const& level : lower)
+            if (level.contains(h)) return insert_result::already_present;
+        return buckets.insert(h);
+    }
+    void prefetch(uint64_t h) const noexcept {
+        for (auto const& level : lower) level.prefetch(h);
+    }
+    size_t memory_bytes() const noexcept { return 0; }  // planned up front
+    size_t size() const noexcept { return 0; }
+};
+
+std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file const& existing,
+                                        unsigned threads, build_counts& counts,
+                                        progress_meter& progress, uint64_t max_memory) {
+    io::index_header const& header = existing.header();
+    if (header.filter != "expandable" || !all_rereadable(read_paths(o))) return std::nullopt;
+    std::optional<qf::rank_select_levels> levels = rank_select_levels_of(existing);
+    if (!levels) return std::nullopt;
+    auto const& sections = existing.sections();
+    auto const& stack = sections[0].params;
+    if (stack[4] != 0) return std::nullopt;  // cascading inserts fill lower levels: not this way
+    size_t const top_index = levels->levels() - 1;
+    qf::rank_select_table const& top = levels->level(top_index);
+    qf::geometry const g = top.geometry();
+    double const grow_at = std::bit_cast<double>(stack[3]);
+    auto const room = static_cast<uint64_t>(grow_at * static_cast<double>(top.capacity()));
+    if (!fingerprint_buckets::supports(g) || top.size() >= room) return std::nullopt;
+    // In memory only: the buckets (5 bytes a k-mer position, from the files' sizes) and the
+    // sorted new fingerprints (8 bytes each, at most one a position) beside the mapped index and
+    // the top level written again must stay within half the limit.
+    uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
+    uint64_t const gathered_bytes = (bucket_bytes_per_position + 8) * positions;
+    if (gathered_bytes + top.memory_bytes() + existing.file_bytes() > max_memory / 2)
+        return std::nullopt;
+
+    std::vector<qf::rank_select_table> lower;
+    for (size_t j = 0; j < top_index; ++j) lower.push_back(levels->level(j));
+    uint32_t const buckets = fingerprint_buckets::bucket_count(g);
+    size_t const per_bucket =
+        static_cast<size_t>(1.1 * static_cast<double>(positions) / buckets / std::max(1u, threads));
+    std::vector<uint64_t> fresh;  // the new fingerprints, sorted, without repeats
+    {
+        fingerprint_buckets collected(g, 0, buckets, per_bucket);
+        new_kmer_buckets gather{collected, lower};
+        progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
+        with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
+            insert_references(gather, hashing, o, threads, counts, progress, ~uint64_t{0});
+        });
+        progress.begin_phase("sorting k-mers", 1, "", false);
+        collected.append_to(
+            [&](std::span<uint64_t const> fps) {
+                fresh.insert(fresh.end(), fps.begin(), fps.end());
+                return fps.size();
+            },
+            threads, &progress);
+    }
+    if (top.size() + fresh.size() > room) return std::nullopt;  // more than the top level takes
+
+    // The top level again: its fingerprints and the new ones merged in order (the writer skips a
+    // fingerprint equal to the one before: a new k-mer that shares one already stored).
+    progress.begin_phase("merging into the top level", 0, "", false);
+    qf::rank_select::shape const shape = top.shape();
+    std::vector<uint64_t> words;
+    words.reserve(shape.words());
+    auto keep = [&](std::span<uint64_t const> w) { words.insert(words.end(), w.begin(), w.end()); };
+    uint64_t top_elements = 0;
+    try {
+        qf::rank_select_writer writer(shape, room);
+        std::vector<uint64_t> chunk;
+        chunk.reserve(size_t{1} << 16);
+        auto flush = [&] {
+            if (writer.append(chunk, keep) != chunk.size()) throw merge_did_not_fit{};
+            chunk.clear();
+        };
+        auto put = [&](uint64_t fp) {
+            chunk.push_back(fp);
+            if (chunk.size() == chunk.capacity()) flush();
+        };
+        size_t next = 0;
+        top.for_each_fingerprint([&](uint64_t fp) {
+            while (next < fresh.size() && fresh[next] <= fp) put(fresh[next++]);
+            put(fp);
+        });
+        while (next < fresh.size()) put(fresh[next++]);
+        flush();
+        top_elements = writer.finish(keep);
+    } catch (merge_did_not_fit const&) {
+        return std::nullopt;
+    } catch (std::invalid_argument const&) {
+        return std::nullopt;  // a run the layout cannot hold, or a damaged table: the other way
+    }
+    if (words.size() != shape.words()) return std::nullopt;
+
+    // The new index: the header and the sections as they were, but for the top level's size.
+    io::index_header out = header;
+    std::vector<std::vector<uint64_t>> params;
+    for (auto const& section : sections) params.push_back(section.params);
+    params[top_index + 1][3] = top_elements;
+    out.filter_params.clear();
+    for (auto const& p : params)
+        out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
+    uint64_t elements = 0;
+    for (size_t j = 0; j < top_index; ++j) elements += levels->level(j).size();
+    elements += top_elements;
+    out.elements = elements;
+    out.kmers_scanned = header.kmers_scanned + counts.kmers.load();
+    out.qmer_version = QMER_VERSION;
+    out.command = o.command_line;
+    out.inputs.insert(out.inputs.end(), o.references.begin(), o.references.end());
+    progress.begin_phase("writing the index", 0, "", false);
+    io::index_writer writer(o.output, out);
+    for (size_t j = 0; j < sections.size(); ++j)
+        writer.add_section(
+            params[j], j == top_index + 1 ? std::span<uint64_t const>(words) : sections[j].words);
+    throw_if_interrupted();
+    writer.commit();
+    return elements;
+}
+
 template <filter_kind Kind>
 void build_index(index_options const& given, unsigned threads) {
     using codec = filter_codec<Kind>;
@@ -620,6 +792,15 @@ void build_index(index_options const& given, unsigned threads) {
             throw usage_error("'" + o.output +
                               "' is minimizer-local: its new k-mers must be hashed the same way, "
                               "drop --plain-hash");
+        if constexpr (Kind == filter_kind::expandable) {
+            build_counts merged;
+            if (auto const elements = append_by_merge(o, existing, threads, merged, progress,
+                                                      memory_limit(o.max_memory))) {
+                report_built(o, progress, merged, *elements, 0,
+                             "; the new k-mers were merged into the top level in one pass");
+                return;
+            }
+        }
         filter = codec::load(existing);
         previous_kmers = header.kmers_scanned;
     } else {
@@ -769,31 +950,9 @@ void build_index(index_options const& given, unsigned threads) {
         writer.commit();
     }
     // What the user keeps: the file (the saved layout can be smaller than the filter in memory).
-    std::error_code size_error;
-    auto const file_bytes = static_cast<double>(std::filesystem::file_size(o.output, size_error));
-    double const bytes = !size_error ? file_bytes
-                         : level     ? static_cast<double>(level->words.size() * sizeof(uint64_t))
-                                     : static_cast<double>(filter->memory_bytes());
-    char extra[1024];
-    // How the memory limit shaped the build, when it did: a user who sees extra passes may give
-    // a --temp-dir with room, or more memory.
-    std::string scratch;
-    if (counts.scratch_bytes != 0)
-        scratch.append("; ")
-            .append(human_bytes(static_cast<double>(counts.scratch_bytes)))
-            .append(" of k-mers went through a scratch file in '")
-            .append(temp_folder(o))
-            .append("'");
-    if (counts.passes > 1)
-        scratch.append("; the references were read in ")
-            .append(std::to_string(counts.passes))
-            .append(" passes to keep to the memory limit");
-    std::snprintf(extra, sizeof extra, "%s k-mers, %s distinct, index %s %s (%.2f bits/k-mer)%s",
-                  human_count(static_cast<double>(counts.kmers.load()), "").c_str(),
-                  human_count(static_cast<double>(elements), "").c_str(),
-                  human_bytes(bytes).c_str(), size_error ? "in memory" : "on disk",
-                  elements ? 8.0 * bytes / static_cast<double>(elements) : 0.0, scratch.c_str());
-    progress.finish(extra);
+    report_built(o, progress, counts, elements,
+                 level ? static_cast<double>(level->words.size() * sizeof(uint64_t))
+                       : static_cast<double>(filter->memory_bytes()));
     // A grown index answers each absent k-mer from every level (README, "Limitations"): say so
     // when it happens, and what gives one level again.
     if constexpr (requires { filter->levels(); }) {

@@ -341,6 +341,70 @@ TEST_F(index_query, an_expected_count_below_the_references_builds_for_the_count)
     }
 }
 
+// Issue 16: an --append whose new k-mers fit the top level's room (here: a level made for
+// --expected 60000, holding 40,000 bases' k-mers) is merged into that level in one sorted pass
+// instead of inserted k-mer by k-mer, and says so. It answers exactly as the inserts do (the same
+// k-mers from stdin, which cannot be read for the sorted pass, take the inserts): the same
+// distinct k-mers, one level, the same rows for every read, no read's hits below an exact k-mer
+// set's. One more append that does not fit grows a level the ordinary way.
+TEST_F(index_query, an_append_the_top_level_has_room_for_is_merged_in_one_pass) {
+    std::string const genome = lambda_genome();
+    write_file("base.fa", ">base\n" + genome.substr(0, 40000) + "\n");
+    write_file("add.fa", ">add\n" + genome.substr(40000) + "\n");
+    std::string const reads = data("lambda_reads_1.fq.gz").string();
+    ASSERT_EQ(
+        qmer({"index", "-q", "--expected", "60000", "-o", "merged.qmer", "base.fa"}).exit_code, 0);
+    std::filesystem::copy_file(dir() / "merged.qmer", dir() / "inserted.qmer");
+    auto const merged = qmer({"index", "--append", "-o", "merged.qmer", "add.fa"});
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_NE(merged.err.find("merged into the top level in one pass"), std::string::npos)
+        << merged.err;
+    auto const inserted =
+        qmer({"index", "--append", "-o", "inserted.qmer", "-"}, (dir() / "add.fa").string());
+    ASSERT_EQ(inserted.exit_code, 0) << inserted.err;
+    EXPECT_EQ(inserted.err.find("merged into the top level"), std::string::npos) << inserted.err;
+    auto const a = qmer({"info", "--json", "merged.qmer"}),
+               b = qmer({"info", "--json", "inserted.qmer"});
+    for (auto const* info : {&a, &b})
+        EXPECT_NE(info->out.find("{\"levels\": 1,"), std::string::npos) << info->out;
+    EXPECT_NE(a.out.find("\"base.fa\", \"add.fa\""), std::string::npos) << a.out;
+    std::smatch ma, mb;
+    ASSERT_TRUE(std::regex_search(a.out, ma, std::regex("\"kmers\": ([0-9]+)"))) << a.out;
+    ASSERT_TRUE(std::regex_search(b.out, mb, std::regex("\"kmers\": ([0-9]+)"))) << b.out;
+    EXPECT_EQ(ma[1], mb[1]);
+    EXPECT_GT(std::stoull(ma[1]), 45000u);
+    auto const qa = qmer({"query", "merged.qmer", reads}),
+               qb = qmer({"query", "inserted.qmer", reads});
+    ASSERT_EQ(qa.exit_code, 0) << qa.err;
+    ASSERT_EQ(qb.exit_code, 0) << qb.err;
+    auto const rows = tsv_rows(qa.out);
+    EXPECT_EQ(rows, tsv_rows(qb.out));
+    auto const exact = exact_hits_per_read(
+        read_gz(reads), canonical_31mers({genome.substr(0, 40000), genome.substr(40000)}));
+    ASSERT_EQ(rows.size(), exact.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+        ASSERT_EQ(rows[r][0], exact[r].first);
+        EXPECT_GE(std::stoul(rows[r][2]), exact[r].second) << rows[r][0];
+    }
+    // 30,000 random bases: more new k-mers than the top level has room for, so the ordinary
+    // way, which grows a level, and every k-mer is still found.
+    std::mt19937_64 rng(11);
+    std::string random;
+    for (int i = 0; i < 30000; ++i) random += "ACGT"[rng() % 4];
+    write_file("more.fa", ">more\n" + random + "\n");
+    auto const more = qmer({"index", "--append", "-o", "merged.qmer", "more.fa"});
+    ASSERT_EQ(more.exit_code, 0) << more.err;
+    EXPECT_EQ(more.err.find("merged into the top level"), std::string::npos) << more.err;
+    EXPECT_NE(qmer({"info", "--json", "merged.qmer"}).out.find("{\"levels\": 2,"),
+              std::string::npos);
+    write_file("more.fq",
+               "@m1\n" + random.substr(100, 150) + "\n+\n" + std::string(150, 'I') + "\n");
+    auto const found = tsv_rows(qmer({"query", "merged.qmer", "more.fq"}).out);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0][1], "120");
+    EXPECT_EQ(found[0][2], "120");
+}
+
 TEST_F(index_query, appending_answers_as_building_at_once) {
     std::string const genome = lambda_genome();
     write_file("a.fa", ">a\n" + genome.substr(0, 24000) + "\n");
