@@ -614,6 +614,17 @@ void report_built(index_options const& o, progress_meter& progress, build_counts
     progress.finish(extra);
 }
 
+// A grown index answers each absent k-mer from every level (README, "Limitations"): say so when
+// an index of 3 levels or more is written, and what gives one level again.
+void note_levels(index_options const& o, size_t levels) {
+    if (levels >= 3)
+        std::fprintf(stderr,
+                     "qmer: note: '%s' has %zu levels: a query looks up each absent k-mer in all "
+                     "%zu, several times the cost of a one-level index; one 'qmer index' run over "
+                     "all the references builds one level\n",
+                     o.output.c_str(), levels, levels);
+}
+
 // --append by a sorted merge (issue 16: an append should not insert k-mer by k-mer, ~95 ns each
 // and far more into a minimizer-local index, whose windows crowd clusters): the new k-mers that
 // no lower level holds are gathered into sorted buckets in the top level's fingerprint space
@@ -753,6 +764,7 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
             params[j], j == top_index + 1 ? std::span<uint64_t const>(words) : sections[j].words);
     throw_if_interrupted();
     writer.commit();
+    note_levels(o, levels->levels());
     return elements;
 }
 
@@ -953,16 +965,7 @@ void build_index(index_options const& given, unsigned threads) {
     report_built(o, progress, counts, elements,
                  level ? static_cast<double>(level->words.size() * sizeof(uint64_t))
                        : static_cast<double>(filter->memory_bytes()));
-    // A grown index answers each absent k-mer from every level (README, "Limitations"): say so
-    // when it happens, and what gives one level again.
-    if constexpr (requires { filter->levels(); }) {
-        if (unsigned const levels = filter ? filter->levels() : 1; levels >= 3)
-            std::fprintf(stderr,
-                         "qmer: note: '%s' has %u levels: a query looks up each absent k-mer in "
-                         "all %u, several times the cost of a one-level index; one 'qmer index' "
-                         "run over all the references builds one level\n",
-                         o.output.c_str(), levels, levels);
-    }
+    if constexpr (requires { filter->levels(); }) note_levels(o, filter ? filter->levels() : 1);
 }
 
 }  // namespace

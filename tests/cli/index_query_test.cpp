@@ -255,6 +255,12 @@ TEST_F(index_query, a_grown_index_notes_its_levels) {
     ASSERT_EQ(grown.exit_code, 0) << grown.err;
     EXPECT_NE(grown.err.find("qmer: note: 'grown.qmer' has "), std::string::npos) << grown.err;
     EXPECT_NE(grown.err.find("levels: a query looks up each absent k-mer"), std::string::npos);
+    // A small append after that merges into the top level, and says the same of the levels.
+    write_file("tiny.fa", ">tiny\nGATTACAGATTACACCCGGGTTTAAACCCGGGTTTAGGCATCGATCGA\n");
+    auto const tiny = qmer({"index", "--append", "-o", "grown.qmer", "tiny.fa"});
+    ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
+    EXPECT_NE(tiny.err.find("merged into the top level"), std::string::npos) << tiny.err;
+    EXPECT_NE(tiny.err.find("qmer: note: 'grown.qmer' has "), std::string::npos) << tiny.err;
     auto const counted =
         qmer({"index", "-q", "-o", "counted.qmer", data("lambda_virus.fa.gz").string()});
     ASSERT_EQ(counted.exit_code, 0) << counted.err;
