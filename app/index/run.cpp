@@ -706,20 +706,38 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
     }
     if (top.size() + fresh.size() > room) return std::nullopt;  // more than the top level takes
 
-    // The top level again: its fingerprints and the new ones merged in order (the writer skips a
-    // fingerprint equal to the one before: a new k-mer that shares one already stored).
-    progress.begin_phase("merging into the top level", 0, "", false);
+    // The new top level's size, before it is written (the index file's header holds it): what it
+    // holds, and the new fingerprints it does not (a new k-mer may share one already stored).
+    unsigned const r = g.remainder_bits;
+    uint64_t const low = (uint64_t{1} << r) - 1;
+    uint64_t top_elements = top.size();
+    for (uint64_t const fp : fresh) top_elements += !top.contains_fingerprint(fp >> r, fp & low);
+
+    // The new index: the header and the sections as they were, but for the top level's size;
+    // the top level written again while the file is, its fingerprints and the new ones merged in
+    // order (the writer skips a fingerprint equal to the one before), never held whole in memory.
+    io::index_header out = header;
+    std::vector<std::vector<uint64_t>> params;
+    for (auto const& section : sections) params.push_back(section.params);
+    params[top_index + 1][3] = top_elements;
+    out.filter_params.clear();
+    for (auto const& p : params)
+        out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
+    uint64_t elements = top_elements;
+    for (size_t j = 0; j < top_index; ++j) elements += levels->level(j).size();
+    out.elements = elements;
+    out.kmers_scanned = header.kmers_scanned + counts.kmers.load();
+    out.qmer_version = QMER_VERSION;
+    out.command = o.command_line;
+    out.inputs.insert(out.inputs.end(), o.references.begin(), o.references.end());
+    progress.begin_phase("merging into the top level and writing the index", 0, "", false);
     qf::rank_select::shape const shape = top.shape();
-    std::vector<uint64_t> words;
-    words.reserve(shape.words());
-    auto keep = [&](std::span<uint64_t const> w) { words.insert(words.end(), w.begin(), w.end()); };
-    uint64_t top_elements = 0;
-    try {
+    auto merge = [&](io::index_writer::word_sink const& emit) {
         qf::rank_select_writer writer(shape, room);
         std::vector<uint64_t> chunk;
         chunk.reserve(size_t{1} << 16);
         auto flush = [&] {
-            if (writer.append(chunk, keep) != chunk.size()) throw merge_did_not_fit{};
+            if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
             chunk.clear();
         };
         auto put = [&](uint64_t fp) {
@@ -733,37 +751,24 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
         });
         while (next < fresh.size()) put(fresh[next++]);
         flush();
-        top_elements = writer.finish(keep);
+        if (writer.finish(emit) != top_elements) throw merge_did_not_fit{};
+    };
+    try {
+        // Destroyed without commit() on a throw: the temporary file goes, the index stays.
+        io::index_writer writer(o.output, out);
+        for (size_t j = 0; j < sections.size(); ++j) {
+            if (j == top_index + 1)
+                writer.add_section(params[j], shape.words(), merge);
+            else
+                writer.add_section(params[j], sections[j].words);
+        }
+        throw_if_interrupted();
+        writer.commit();
     } catch (merge_did_not_fit const&) {
         return std::nullopt;
     } catch (std::invalid_argument const&) {
         return std::nullopt;  // a run the layout cannot hold, or a damaged table: the other way
     }
-    if (words.size() != shape.words()) return std::nullopt;
-
-    // The new index: the header and the sections as they were, but for the top level's size.
-    io::index_header out = header;
-    std::vector<std::vector<uint64_t>> params;
-    for (auto const& section : sections) params.push_back(section.params);
-    params[top_index + 1][3] = top_elements;
-    out.filter_params.clear();
-    for (auto const& p : params)
-        out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
-    uint64_t elements = 0;
-    for (size_t j = 0; j < top_index; ++j) elements += levels->level(j).size();
-    elements += top_elements;
-    out.elements = elements;
-    out.kmers_scanned = header.kmers_scanned + counts.kmers.load();
-    out.qmer_version = QMER_VERSION;
-    out.command = o.command_line;
-    out.inputs.insert(out.inputs.end(), o.references.begin(), o.references.end());
-    progress.begin_phase("writing the index", 0, "", false);
-    io::index_writer writer(o.output, out);
-    for (size_t j = 0; j < sections.size(); ++j)
-        writer.add_section(
-            params[j], j == top_index + 1 ? std::span<uint64_t const>(words) : sections[j].words);
-    throw_if_interrupted();
-    writer.commit();
     note_levels(o, levels->levels());
     return elements;
 }
