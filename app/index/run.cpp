@@ -676,11 +676,11 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
     auto const room = static_cast<uint64_t>(grow_at * static_cast<double>(top.capacity()));
     if (!fingerprint_buckets::supports(g) || top.size() >= room) return std::nullopt;
     // In memory only: the buckets (5 bytes a k-mer position, from the files' sizes) and the
-    // sorted new fingerprints (8 bytes each, at most one a position) beside the mapped index and
-    // the top level written again must stay within half the limit.
+    // sorted new fingerprints (8 bytes each, at most one a position) beside the mapped index
+    // must stay within half the limit (the top level is written as it is merged).
     uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
     uint64_t const gathered_bytes = (bucket_bytes_per_position + 8) * positions;
-    if (gathered_bytes + top.memory_bytes() + existing.file_bytes() > max_memory / 2)
+    if (gathered_bytes + existing.file_bytes() > max_memory / 2)
         return std::nullopt;
 
     std::vector<qf::rank_select_table> lower;
