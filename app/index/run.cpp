@@ -627,7 +627,7 @@ void note_levels(index_options const& o, size_t levels) {
 
 // --append by a sorted merge (issue 16: an append should not insert k-mer by k-mer, ~95 ns each
 // and far more into a minimizer-local index, whose windows crowd clusters): the new k-mers that
-// no lower level holds are gathered into sorted buckets in the top level's fingerprint space
+// no level holds are gathered into sorted buckets in the top level's fingerprint space
 // (fingerprint_buckets, the sorted build's), and the top level is written again as one
 // sequential merge of its stored fingerprints with theirs (rank_select::rank_select_writer), the
 // other levels copied word for word. Taken when the index is the default filter in the
@@ -642,19 +642,18 @@ void note_levels(index_options const& o, size_t levels) {
 // alike. Returns the elements of the new index, or nothing.
 struct merge_did_not_fit {};
 
-// The gathering pass's filter: k-mers that a lower level holds already are left out (an insert
-// checks them too), the rest go to the buckets.
+// The gathering pass's filter: k-mers that some level holds already are left out (an insert
+// checks them too), the rest go to the buckets. So no gathered fingerprint is one the top level
+// stores (contains() compares exactly that fingerprint), and the merged top level holds its own
+// elements plus the gathered ones, distinct: a size known before the level is written.
 struct new_kmer_buckets {
     fingerprint_buckets& buckets;
-    std::vector<qf::rank_select_table> const& lower;
+    qf::rank_select_levels const& levels;
     insert_result insert(uint64_t h) {
-        for (auto const& level : lower)
-            if (level.contains(h)) return insert_result::already_present;
+        if (levels.contains(h)) return insert_result::already_present;
         return buckets.insert(h);
     }
-    void prefetch(uint64_t h) const noexcept {
-        for (auto const& level : lower) level.prefetch(h);
-    }
+    void prefetch(uint64_t h) const noexcept { levels.prefetch(h); }
     size_t memory_bytes() const noexcept { return 0; }  // planned up front
     size_t size() const noexcept { return 0; }
 };
@@ -680,18 +679,15 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
     // must stay within half the limit (the top level is written as it is merged).
     uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
     uint64_t const gathered_bytes = (bucket_bytes_per_position + 8) * positions;
-    if (gathered_bytes + existing.file_bytes() > max_memory / 2)
-        return std::nullopt;
+    if (gathered_bytes + existing.file_bytes() > max_memory / 2) return std::nullopt;
 
-    std::vector<qf::rank_select_table> lower;
-    for (size_t j = 0; j < top_index; ++j) lower.push_back(levels->level(j));
     uint32_t const buckets = fingerprint_buckets::bucket_count(g);
     size_t const per_bucket =
         static_cast<size_t>(1.1 * static_cast<double>(positions) / buckets / std::max(1u, threads));
     std::vector<uint64_t> fresh;  // the new fingerprints, sorted, without repeats
     {
         fingerprint_buckets collected(g, 0, buckets, per_bucket);
-        new_kmer_buckets gather{collected, lower};
+        new_kmer_buckets gather{collected, *levels};
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
             insert_references(gather, hashing, o, threads, counts, progress, ~uint64_t{0});
@@ -704,18 +700,14 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
             },
             threads, &progress);
     }
-    if (top.size() + fresh.size() > room) return std::nullopt;  // more than the top level takes
-
-    // The new top level's size, before it is written (the index file's header holds it): what it
-    // holds, and the new fingerprints it does not (a new k-mer may share one already stored).
-    unsigned const r = g.remainder_bits;
-    uint64_t const low = (uint64_t{1} << r) - 1;
-    uint64_t top_elements = top.size();
-    for (uint64_t const fp : fresh) top_elements += !top.contains_fingerprint(fp >> r, fp & low);
+    // The new top level's size, before it is written (the index file's header holds it).
+    uint64_t const top_elements = top.size() + fresh.size();
+    if (top_elements > room) return std::nullopt;  // more than the top level takes
 
     // The new index: the header and the sections as they were, but for the top level's size;
     // the top level written again while the file is, its fingerprints and the new ones merged in
-    // order (the writer skips a fingerprint equal to the one before), never held whole in memory.
+    // order, never held whole in memory. Ctrl-C is seen between chunks: the writer, destroyed
+    // without commit(), removes its temporary file and the index stays as it was.
     io::index_header out = header;
     std::vector<std::vector<uint64_t>> params;
     for (auto const& section : sections) params.push_back(section.params);
@@ -737,6 +729,7 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
         std::vector<uint64_t> chunk;
         chunk.reserve(size_t{1} << 16);
         auto flush = [&] {
+            throw_if_interrupted();
             if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
             chunk.clear();
         };
@@ -746,7 +739,7 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
         };
         size_t next = 0;
         top.for_each_fingerprint([&](uint64_t fp) {
-            while (next < fresh.size() && fresh[next] <= fp) put(fresh[next++]);
+            while (next < fresh.size() && fresh[next] < fp) put(fresh[next++]);
             put(fp);
         });
         while (next < fresh.size()) put(fresh[next++]);

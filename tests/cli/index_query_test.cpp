@@ -392,6 +392,15 @@ TEST_F(index_query, an_append_the_top_level_has_room_for_is_merged_in_one_pass) 
         ASSERT_EQ(rows[r][0], exact[r].first);
         EXPECT_GE(std::stoul(rows[r][2]), exact[r].second) << rows[r][0];
     }
+    // The same k-mers again (a strain the index holds): nothing new, merged, the same k-mers.
+    // Its k-mers are left out as they are read, so they are not counted against the room.
+    auto const again = qmer({"index", "--append", "-o", "merged.qmer", "base.fa", "add.fa"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.err.find("merged into the top level"), std::string::npos) << again.err;
+    std::smatch m2;
+    auto const again_info = qmer({"info", "--json", "merged.qmer"});
+    ASSERT_TRUE(std::regex_search(again_info.out, m2, std::regex("\"kmers\": ([0-9]+)")));
+    EXPECT_EQ(m2[1], ma[1]);
     // 30,000 random bases: more new k-mers than the top level has room for, so the ordinary
     // way, which grows a level, and every k-mer is still found.
     std::mt19937_64 rng(11);
