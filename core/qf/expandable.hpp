@@ -92,6 +92,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -626,7 +627,13 @@ class expandable_filter {
         locally_locked_filter const& level = *levels_[j];
         rank_select::shape const shape = rank_select_shape_of(level);
         auto v = std::make_unique<lookup_view>();
-        v->storage.resize(shape.words() + rank_select::block_words - 1);
+        // The view only makes lookups faster: without memory for it the level answers as before
+        // (the insert that sealed it must not fail for it).
+        try {
+            v->storage.resize(shape.words() + rank_select::block_words - 1);
+        } catch (std::bad_alloc const&) {
+            return;
+        }
         // A block is one cache line only from a 64-byte boundary (rank_select_table's contract).
         auto const address = reinterpret_cast<uintptr_t>(v->storage.data());
         size_t const skip = ((64 - address % 64) % 64) / sizeof(uint64_t);
