@@ -15,6 +15,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include "app/common/batch_pool.hpp"
 #include "app/common/interrupt.hpp"
@@ -271,13 +272,7 @@ struct overloaded_kmers_hashing {
     local_kmer_hashing const& local;
     template <typename F>
     bool for_each(std::string_view seq, F&& f) const {
-        return local.for_each_tagged(seq, [&](uint64_t h, bool plain) {
-            if constexpr (std::is_same_v<std::invoke_result_t<F&, uint64_t>, bool>) {
-                return !plain || f(h);
-            } else {
-                if (plain) f(h);
-            }
-        });
+        return local.for_each_overloaded(seq, std::forward<F>(f));
     }
 };
 

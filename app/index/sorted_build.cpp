@@ -181,16 +181,10 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
         return first_fp >= lo && last_fp < hi;
     };
     bool const marking = now != stage::drop, dropping = now != stage::mark;
-    // The last fingerprint whose smallest hash lies in window w: a multiplication per window
-    // instead of a 128-bit division per fingerprint (first_window), which took 5% of a build.
-    uint64_t const last_window_number = (~uint64_t{0}) >> shift;
-    auto last_fp_of = [&](uint64_t w) {
-        return w == last_window_number ? ~uint64_t{0} : g.fingerprint(((w + 1) << shift) - 1);
-    };
     size_t out = 0;
     for (size_t i = 0; i < fps.size();) {
         uint64_t const w = first_window(fps[i]);
-        uint64_t const last_fp = last_fp_of(w);
+        uint64_t const last_fp = last_fingerprint(w);  // the last whose smallest hash is in w
         size_t j = i;
         while (j < fps.size() && fps[j] <= last_fp) ++j;
         bool overloaded = false;
@@ -222,6 +216,75 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
         i = j;
     }
     fps.resize(out);
+}
+
+void window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base,
+                                 unsigned value_bits, unsigned bucket_low_bits) {
+    if (values.empty()) return;
+    unsigned const shift = 64 - window_bits;
+    uint64_t const space = g.fingerprint_space();
+    uint64_t const end = std::min(space, base + (uint64_t{1} << value_bits));  // exclusive
+    if (base >= end) return;
+    // Cells of 2^c fingerprints, at most a quarter of the narrowest window (space / 2^bits
+    // rounded down), so that the cells a window touches hold little beyond it; at most 2^20
+    // cells (coarser cells only let more windows through to the exact count).
+    uint64_t const narrowest = std::max<uint64_t>(space >> window_bits, 1);
+    unsigned const quarter = std::bit_width(narrowest) > 3 ? std::bit_width(narrowest) - 3 : 0;
+    unsigned const c =
+        std::min(value_bits, std::max(quarter, value_bits > 20 ? value_bits - 20 : 0));
+    size_t const cells = (size_t{1} << (value_bits - c));
+    // below[i]: the positions in cells before cell i.
+    std::vector<uint32_t> below(cells + 1, 0);
+    for (uint32_t v : values) ++below[(v >> c) + 1];
+    for (size_t i = 0; i < cells; ++i) below[i + 1] += below[i];
+
+    // The fingerprints of window w are those whose smallest hash lies in it (filter_bucket's
+    // first_window): (last_fingerprint(w - 1), last_fingerprint(w)]. filter_bucket judges w only
+    // when its first and last fingerprints lie in one bucket (`inside`), where that bucket holds
+    // them all.
+    uint64_t const last_window_number = (~uint64_t{0}) >> shift;
+    uint64_t const first_window = g.hash_of_fingerprint(base) >> shift;
+    uint64_t const last_window =
+        end < space ? (g.hash_of_fingerprint(end) - 1) >> shift : last_window_number;
+    struct candidate {
+        uint64_t window, lo, hi;  // its fingerprints, [lo, hi] (relative to base)
+    };
+    std::vector<candidate> candidates;
+    uint64_t previous_last = first_window == 0 ? 0 : last_fingerprint(first_window - 1);
+    for (uint64_t w = first_window;; ++w) {
+        uint64_t const first_fp = g.fingerprint(w << shift);
+        uint64_t const last_fp = last_fingerprint(w);
+        uint64_t const lo = w == 0 ? 0 : previous_last + 1;
+        previous_last = last_fp;
+        if (first_fp >= base && last_fp < end &&
+            first_fp >> bucket_low_bits == last_fp >> bucket_low_bits && lo <= last_fp) {
+            uint64_t const positions = below[((last_fp - base) >> c) + 1] - below[(lo - base) >> c];
+            if (static_cast<double>(positions) > threshold)
+                candidates.push_back({w, lo - base, last_fp - base});
+        }
+        if (w == last_window) break;
+    }
+    if (candidates.empty()) return;
+
+    // The candidates' cells, sorted and deduplicated: exact distinct counts.
+    std::vector<uint8_t> wanted(cells, 0);
+    for (auto const& k : candidates)
+        std::fill(wanted.begin() + static_cast<std::ptrdiff_t>(k.lo >> c),
+                  wanted.begin() + static_cast<std::ptrdiff_t>(k.hi >> c) + 1, uint8_t{1});
+    std::vector<uint32_t> picked, scratch;
+    for (uint32_t v : values)
+        if (wanted[v >> c]) picked.push_back(v);
+    radix_sort(picked, scratch, value_bits);
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    for (auto const& k : candidates) {
+        auto const from = std::lower_bound(picked.begin(), picked.end(), k.lo);
+        auto const to = std::upper_bound(from, picked.end(), k.hi);
+        if (static_cast<double>(to - from) > threshold) {
+            std::atomic_ref<uint64_t>(bits[k.window / 64])
+                .fetch_or(uint64_t{1} << (k.window % 64), std::memory_order_relaxed);
+            marked.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
 }
 
 bool fingerprint_buckets::append_to(sorted_sink const& sink, unsigned threads,
@@ -302,7 +365,7 @@ void spilled_fingerprint_buckets::flush(thread_bins& mine, uint32_t bin) {
     buffer.clear();
 }
 
-std::vector<uint32_t> spilled_fingerprint_buckets::read_bin(uint32_t bin) {
+std::vector<uint32_t> spilled_fingerprint_buckets::read_bin(uint32_t bin, bool release) {
     size_t total = 0;
     for (auto& mine : local_)
         for (auto const& part : mine.written[bin]) total += part.values;
@@ -313,7 +376,7 @@ std::vector<uint32_t> spilled_fingerprint_buckets::read_bin(uint32_t bin) {
             file_.read(part.offset, values.data() + at, part.values * sizeof(uint32_t));
             at += part.values;
         }
-        std::vector<segment>().swap(mine.written[bin]);
+        if (release) std::vector<segment>().swap(mine.written[bin]);
     }
     return values;
 }
@@ -341,11 +404,9 @@ std::vector<uint64_t> spilled_fingerprint_buckets::bin_fingerprints(
 }
 
 std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
-    std::vector<uint32_t> values = read_bin(bin);
-    if (!sorted_) {
-        std::vector<uint32_t> scratch;
-        radix_sort(values, scratch, bin_shift_);
-    }
+    std::vector<uint32_t> values = read_bin(bin, true);
+    std::vector<uint32_t> scratch;
+    radix_sort(values, scratch, bin_shift_);
     return bin_fingerprints(bin, values);
 }
 
@@ -361,20 +422,12 @@ void spilled_fingerprint_buckets::flush_all() {
 void spilled_fingerprint_buckets::sort_and_mark(unsigned /*threads*/,
                                                 progress_meter* /*progress*/) {
     flush_all();
-    sorted_ = true;
-    if (local_.empty()) return;  // nothing was read
-    // Bins in parallel (the command's thread limit applies), each read, sorted, deduplicated,
-    // marked and written back as one piece, which the first thread's list then names alone.
+    if (marks_ == nullptr || local_.empty()) return;  // nothing to mark, or nothing was read
+    // Bins in parallel (the command's thread limit applies); each task sets mark bits with
+    // atomic ORs, as filter_bucket does.
     tbb::parallel_for(uint32_t{0}, bins_, [&](uint32_t bin) {
-        std::vector<uint32_t> values = read_bin(bin);
-        std::vector<uint32_t> scratch;
-        radix_sort(values, scratch, bin_shift_);
-        std::vector<uint32_t>().swap(scratch);
-        values.erase(std::unique(values.begin(), values.end()), values.end());
-        if (marks_ != nullptr) (void)bin_fingerprints(bin, values);
-        if (values.empty()) return;
-        uint64_t const offset = file_.append(values.data(), values.size() * sizeof(uint32_t));
-        local_.begin()->written[bin].push_back({offset, static_cast<uint32_t>(values.size())});
+        std::vector<uint32_t> const values = read_bin(bin, false);
+        marks_->mark_unsorted(values, uint64_t{bin} << bin_shift_, bin_shift_, low_bits_);
     });
 }
 

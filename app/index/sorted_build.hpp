@@ -68,6 +68,25 @@ struct window_marks {
     // have (stages drop and mark_and_drop).
     void filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64_t hi);
 
+    // Stage mark without sorting: for the fingerprints base + v of `values` (unsorted, repeats
+    // allowed, every one in [base, base + 2^value_bits)), marks exactly the windows that
+    // filter_bucket would mark given the range's buckets (`bucket_low_bits`: fingerprint bits
+    // below a bucket's number) sorted and deduplicated. A window holds at most as many distinct
+    // fingerprints as positions, so a histogram of the positions over cells of at most a quarter
+    // window rules out nearly every window at once; only the few whose cells hold more than the
+    // threshold have their fingerprints sorted and counted.
+    void mark_unsorted(std::span<uint32_t const> values, uint64_t base, unsigned value_bits,
+                       unsigned bucket_low_bits);
+
+    // The fingerprint of window w's last hash (all ones for the last window): a multiplication
+    // per window instead of a 128-bit division per fingerprint (the window of its smallest
+    // hash), which took 5% of a build.
+    uint64_t last_fingerprint(uint64_t window) const noexcept {
+        unsigned const shift = 64 - window_bits;
+        return window == (~uint64_t{0}) >> shift ? ~uint64_t{0}
+                                                 : g.fingerprint(((window + 1) << shift) - 1);
+    }
+
     // Read in stage drop only: the marks were all set in stage mark, which the build's phases
     // separate from it (a pipeline's end joins its threads), so a plain read sees them.
     bool is_marked(uint64_t window) const noexcept {
@@ -171,8 +190,10 @@ class spilled_fingerprint_buckets {
     // As fingerprint_buckets::append_to, for every bucket; reads the bins back from the file.
     bool append_to(sorted_sink const& sink, unsigned threads, progress_meter* progress = nullptr,
                    spilled_fingerprint_buckets* plain = nullptr);
-    // As fingerprint_buckets::sort_and_mark: each bin is written back sorted and deduplicated,
-    // as one piece of the file.
+    // Stage mark of fingerprint_buckets::sort_and_mark, without its sort: each bin is read back
+    // and its windows marked (window_marks::mark_unsorted); the bins stay in the file as they
+    // are, and append_to sorts each once. (Writing each bin back sorted doubled the scratch file
+    // and took a quarter of a 500 Mbp build.)
     void sort_and_mark(unsigned threads, progress_meter* progress = nullptr);
 
   private:
@@ -186,11 +207,11 @@ class spilled_fingerprint_buckets {
     };
     void flush(thread_bins& mine, uint32_t bin);
     void flush_all();
-    std::vector<uint32_t> read_bin(uint32_t bin);
+    // A bin's values; `release` forgets where they were (the bin is read for the last time).
+    std::vector<uint32_t> read_bin(uint32_t bin, bool release);
     std::vector<uint64_t> sorted_bin(uint32_t bin);
     // The fingerprints of a bin's sorted values, bucket by bucket (window_marks applied).
     std::vector<uint64_t> bin_fingerprints(uint32_t bin, std::vector<uint32_t> const& values);
-    bool sorted_ = false;  // every bin is one sorted, deduplicated piece (sort_and_mark)
 
     qf::geometry g_;
     io::spill_file& file_;

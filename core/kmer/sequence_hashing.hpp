@@ -166,6 +166,29 @@ class local_kmer_hashing {
         });
     }
 
+    // f(plain hash) for the k-mers of overloaded windows only, in order: the build's pass that
+    // gathers what it dropped from those windows. Unlike for_each_tagged it hashes only those
+    // k-mers, behind a branch that is nearly always "no" (a build marks ~0.5% of the windows of
+    // random sequence): the branch-free scheme costs that pass a full k-mer hash per k-mer.
+    // f returns void, or bool (false stops the scan; this then returns false).
+    template <typename F>
+    bool for_each_overloaded(std::string_view seq, F&& f) const {
+        if (overloaded_.empty()) return true;
+        unsigned const bits = window_bits_;
+        uint64_t const* const marks = overloaded_.data();
+        return scanner_.for_each(seq, [&](uint64_t canonical, uint64_t minimizer) -> bool {
+            uint64_t const window = minimizer_spread(minimizer) >> (64 - bits);
+            if ((marks[window / 64] >> (window % 64)) & 1) [[unlikely]] {
+                if constexpr (std::is_same_v<std::invoke_result_t<F&, uint64_t>, bool>) {
+                    return f(hasher_(canonical));
+                } else {
+                    f(hasher_(canonical));
+                }
+            }
+            return true;
+        });
+    }
+
   private:
     minimizer_scanner scanner_;
     kmer_hasher hasher_;

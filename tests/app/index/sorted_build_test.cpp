@@ -412,4 +412,63 @@ TEST(window_marks, a_fingerprint_shared_with_an_unmarked_window_stays) {
     expect_unmarked_windows_kept(t, fps);
 }
 
+// The scratch-file build marks its bins unsorted (mark_unsorted): it must mark exactly the
+// windows that filter_bucket marks from the same fingerprints sorted bucket by bucket. Loads
+// around the threshold, windows whose positions are over it while their distinct fingerprints
+// are not (every hash twice), windows cut by bucket bounds (buckets finer than windows), a
+// power-of-two table and one that is not.
+TEST(window_marks, marking_unsorted_bins_marks_what_sorted_buckets_mark) {
+    struct shape {
+        uint64_t slots;
+        unsigned r, bucket_low, bin_low;
+    };
+    for (shape const s : {shape{65536, 11, 21, 23}, shape{100000, 9, 20, 22},
+                          shape{100000, 9, 13, 16}, shape{65536, 11, 27, 27}}) {
+        auto const g = qmer::qf::geometry::with_slots(s.slots, s.r);
+        unsigned const bits = qmer::locality_window_bits(s.slots);
+        double const threshold = qmer::overload_threshold(s.slots, bits);
+        SCOPED_TRACE(testing::Message() << s.slots << " slots, r " << s.r << ", buckets below bit "
+                                        << s.bucket_low << ", bins below bit " << s.bin_low);
+        std::mt19937_64 rng(s.slots + s.bucket_low);
+        std::uniform_real_distribution<double> load(0.5, 1.5);
+        std::vector<uint64_t> fps;
+        for (uint64_t w = 0; w < (uint64_t{1} << bits); ++w) {
+            auto const n = static_cast<size_t>(threshold * load(rng));
+            bool const twice = rng() % 4 == 0;
+            for (size_t i = 0; i < n; ++i) {
+                uint64_t const fp = g.fingerprint((w << (64 - bits)) | (rng() >> bits));
+                fps.push_back(fp);
+                if (twice) fps.push_back(fp);
+            }
+        }
+        std::shuffle(fps.begin(), fps.end(), rng);
+
+        window_marks sorted_marks(g, bits, threshold), unsorted_marks(g, bits, threshold);
+        sorted_marks.now = unsorted_marks.now = window_marks::stage::mark;
+        std::vector<uint64_t> all = fps;
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+        uint64_t const space = g.fingerprint_space();
+        for (uint64_t lo = 0; lo < space; lo += uint64_t{1} << s.bucket_low) {
+            uint64_t const hi = lo + (uint64_t{1} << s.bucket_low);
+            std::vector<uint64_t> bucket(std::lower_bound(all.begin(), all.end(), lo),
+                                         std::lower_bound(all.begin(), all.end(), hi));
+            sorted_marks.filter_bucket(bucket, lo, hi);
+        }
+        for (uint64_t base = 0; base < space; base += uint64_t{1} << s.bin_low) {
+            std::vector<uint32_t> values;
+            for (uint64_t fp : fps)
+                if (fp >= base && fp - base < (uint64_t{1} << s.bin_low))
+                    values.push_back(static_cast<uint32_t>(fp - base));
+            unsorted_marks.mark_unsorted(values, base, s.bin_low, s.bucket_low);
+        }
+        EXPECT_EQ(unsorted_marks.marked.load(), sorted_marks.marked.load());
+        EXPECT_EQ(unsorted_marks.bits, sorted_marks.bits);
+        if (s.bucket_low >= 20) {  // buckets wider than windows: some are judged, and marked
+            EXPECT_GT(sorted_marks.marked.load(), 0u);
+            EXPECT_LT(sorted_marks.marked.load(), uint64_t{1} << bits);
+        }
+    }
+}
+
 }  // namespace

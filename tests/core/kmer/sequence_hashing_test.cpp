@@ -97,6 +97,32 @@ TEST(local_kmer_hashing, overloaded_windows_take_the_plain_hash) {
     EXPECT_LT(plain, h.size());
 }
 
+// The build's pass over the crowded windows hands over exactly the k-mers for_each_tagged tags
+// plain, with the same hashes, in order; nothing without marks.
+TEST(local_kmer_hashing, for_each_overloaded_gives_the_plain_tagged_kmers) {
+    std::mt19937_64 rng(5);
+    std::string const seq = random_bases(rng, 20000) + "NNACGTN" + random_bases(rng, 3000);
+    unsigned const bits = 10;
+    std::vector<uint64_t> marks(16, 0);
+    for (int i = 0; i < 40; ++i) {
+        uint64_t const w = rng() % 1024;
+        marks[w / 64] |= uint64_t{1} << (w % 64);
+    }
+    qmer::local_kmer_hashing const hashing(31, 7, 20, bits, marks);
+    std::vector<uint64_t> tagged, overloaded;
+    hashing.for_each_tagged(seq, [&](uint64_t h, bool plain) {
+        if (plain) tagged.push_back(h);
+    });
+    hashing.for_each_overloaded(seq, [&](uint64_t h) { overloaded.push_back(h); });
+    EXPECT_GT(tagged.size(), 10u);
+    EXPECT_EQ(overloaded, tagged);
+    std::vector<uint64_t> none;
+    qmer::local_kmer_hashing(31, 7, 20, bits, {}).for_each_overloaded(seq, [&](uint64_t h) {
+        none.push_back(h);
+    });
+    EXPECT_TRUE(none.empty());
+}
+
 // The regression of the first draft, which took the window from the minimizer's own top bits: a
 // minimizer is the smallest of w hashes, so those bits are small (most k-mers went to the first
 // windows and the table's offsets overflowed). Top 6 bits over 200 k random k-mers (in ~30 k
