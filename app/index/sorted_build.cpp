@@ -218,13 +218,14 @@ void window_marks::filter_bucket(std::vector<uint64_t>& fps, uint64_t lo, uint64
     fps.resize(out);
 }
 
-void window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base,
-                                 unsigned value_bits, unsigned bucket_low_bits) {
-    if (values.empty()) return;
+bool window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base,
+                                 unsigned value_bits, unsigned bucket_low_bits,
+                                 double most_candidate_share) {
+    if (values.empty()) return true;
     unsigned const shift = 64 - window_bits;
     uint64_t const space = g.fingerprint_space();
     uint64_t const end = std::min(space, base + (uint64_t{1} << value_bits));  // exclusive
-    if (base >= end) return;
+    if (base >= end) return true;
     // Cells of 2^c fingerprints, at most a quarter of the narrowest window (space / 2^bits
     // rounded down), so that the cells a window touches hold little beyond it; at most 2^20
     // cells (coarser cells only let more windows through to the exact count).
@@ -250,6 +251,7 @@ void window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base
         uint64_t window, lo, hi;  // its fingerprints, [lo, hi] (relative to base)
     };
     std::vector<candidate> candidates;
+    uint64_t candidate_positions = 0;
     uint64_t previous_last = first_window == 0 ? 0 : last_fingerprint(first_window - 1);
     for (uint64_t w = first_window;; ++w) {
         uint64_t const first_fp = g.fingerprint(w << shift);
@@ -259,12 +261,17 @@ void window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base
         if (first_fp >= base && last_fp < end &&
             first_fp >> bucket_low_bits == last_fp >> bucket_low_bits && lo <= last_fp) {
             uint64_t const positions = below[((last_fp - base) >> c) + 1] - below[(lo - base) >> c];
-            if (static_cast<double>(positions) > threshold)
+            if (static_cast<double>(positions) > threshold) {
                 candidates.push_back({w, lo - base, last_fp - base});
+                candidate_positions += positions;
+            }
         }
         if (w == last_window) break;
     }
-    if (candidates.empty()) return;
+    if (candidates.empty()) return true;
+    if (static_cast<double>(candidate_positions) >
+        most_candidate_share * static_cast<double>(values.size()))
+        return false;
 
     // The candidates' cells, sorted and deduplicated: exact distinct counts.
     std::vector<uint8_t> wanted(cells, 0);
@@ -285,6 +292,7 @@ void window_marks::mark_unsorted(std::span<uint32_t const> values, uint64_t base
             marked.fetch_add(1, std::memory_order_relaxed);
         }
     }
+    return true;
 }
 
 bool fingerprint_buckets::append_to(sorted_sink const& sink, unsigned threads,
@@ -405,8 +413,10 @@ std::vector<uint64_t> spilled_fingerprint_buckets::bin_fingerprints(
 
 std::vector<uint64_t> spilled_fingerprint_buckets::sorted_bin(uint32_t bin) {
     std::vector<uint32_t> values = read_bin(bin, true);
-    std::vector<uint32_t> scratch;
-    radix_sort(values, scratch, bin_shift_);
+    if (sorted_bins_.empty() || sorted_bins_[bin] == 0) {
+        std::vector<uint32_t> scratch;
+        radix_sort(values, scratch, bin_shift_);
+    }
     return bin_fingerprints(bin, values);
 }
 
@@ -423,11 +433,28 @@ void spilled_fingerprint_buckets::sort_and_mark(unsigned /*threads*/,
                                                 progress_meter* /*progress*/) {
     flush_all();
     if (marks_ == nullptr || local_.empty()) return;  // nothing to mark, or nothing was read
+    sorted_bins_.assign(bins_, 0);
     // Bins in parallel (the command's thread limit applies); each task sets mark bits with
-    // atomic ORs, as filter_bucket does.
+    // atomic ORs, as filter_bucket does, and only its own bin's lists and flag.
     tbb::parallel_for(uint32_t{0}, bins_, [&](uint32_t bin) {
-        std::vector<uint32_t> const values = read_bin(bin, false);
-        marks_->mark_unsorted(values, uint64_t{bin} << bin_shift_, bin_shift_, low_bits_);
+        std::vector<uint32_t> values = read_bin(bin, false);
+        if (marks_->mark_unsorted(values, uint64_t{bin} << bin_shift_, bin_shift_, low_bits_,
+                                  max_candidate_share))
+            return;
+        // Crowded by repeats: most of the bin would be sorted to count it, and its positions
+        // are mostly repeats. Sorted and deduplicated once here and written back as one piece,
+        // it is read back smaller and not sorted again.
+        std::vector<uint32_t> scratch;
+        radix_sort(values, scratch, bin_shift_);
+        std::vector<uint32_t>().swap(scratch);
+        values.erase(std::unique(values.begin(), values.end()), values.end());
+        (void)bin_fingerprints(bin, values);
+        for (auto& mine : local_) std::vector<segment>().swap(mine.written[bin]);
+        if (!values.empty()) {
+            uint64_t const offset = file_.append(values.data(), values.size() * sizeof(uint32_t));
+            local_.begin()->written[bin].push_back({offset, static_cast<uint32_t>(values.size())});
+        }
+        sorted_bins_[bin] = 1;
     });
 }
 

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -75,8 +76,11 @@ struct window_marks {
     // fingerprints as positions, so a histogram of the positions over cells of at most a quarter
     // window rules out nearly every window at once; only the few whose cells hold more than the
     // threshold have their fingerprints sorted and counted.
-    void mark_unsorted(std::span<uint32_t const> values, uint64_t base, unsigned value_bits,
-                       unsigned bucket_low_bits);
+    // Declines (false, nothing marked) when the windows it would count exactly hold more than
+    // `most_candidate_share` of the positions: the caller then sorts the whole range.
+    bool mark_unsorted(std::span<uint32_t const> values, uint64_t base, unsigned value_bits,
+                       unsigned bucket_low_bits,
+                       double most_candidate_share = std::numeric_limits<double>::infinity());
 
     // The fingerprint of window w's last hash (all ones for the last window): a multiplication
     // per window instead of a 128-bit division per fingerprint (the window of its smallest
@@ -190,11 +194,15 @@ class spilled_fingerprint_buckets {
     // As fingerprint_buckets::append_to, for every bucket; reads the bins back from the file.
     bool append_to(sorted_sink const& sink, unsigned threads, progress_meter* progress = nullptr,
                    spilled_fingerprint_buckets* plain = nullptr);
-    // Stage mark of fingerprint_buckets::sort_and_mark, without its sort: each bin is read back
-    // and its windows marked (window_marks::mark_unsorted); the bins stay in the file as they
-    // are, and append_to sorts each once. (Writing each bin back sorted doubled the scratch file
-    // and took a quarter of a 500 Mbp build.)
+    // Stage mark of fingerprint_buckets::sort_and_mark, mostly without its sort: each bin is
+    // read back and its windows marked (window_marks::mark_unsorted); such bins stay in the file
+    // as they are, and append_to sorts each once (writing every bin back sorted doubled the
+    // scratch file and took a quarter of a 500 Mbp random build). A bin whose candidate windows
+    // hold more than max_candidate_share of its positions (repeats) is sorted, deduplicated,
+    // marked and written back as one piece, as before: it then costs one sort, and the fill
+    // reads it smaller.
     void sort_and_mark(unsigned threads, progress_meter* progress = nullptr);
+    static constexpr double max_candidate_share = 0.25;
 
   private:
     struct segment {
@@ -210,6 +218,7 @@ class spilled_fingerprint_buckets {
     // A bin's values; `release` forgets where they were (the bin is read for the last time).
     std::vector<uint32_t> read_bin(uint32_t bin, bool release);
     std::vector<uint64_t> sorted_bin(uint32_t bin);
+    std::vector<uint8_t> sorted_bins_;  // per bin: written back sorted (sort_and_mark)
     // The fingerprints of a bin's sorted values, bucket by bucket (window_marks applied).
     std::vector<uint64_t> bin_fingerprints(uint32_t bin, std::vector<uint32_t> const& values);
 

@@ -242,6 +242,58 @@ TEST(sorted_build, spilled_bins_give_the_table_and_marks_of_buckets_in_memory) {
     }
 }
 
+// A bin crowded by repeats (the windows counted exactly would hold most of its positions) is
+// sorted, deduplicated and written back instead: the same marks and table as the buckets in
+// memory, and a scratch file smaller than the positions.
+TEST(sorted_build, spilled_bins_crowded_by_repeats_give_the_marks_of_buckets_in_memory) {
+    using qmer::app::spilled_fingerprint_buckets;
+    using qmer::app::window_marks;
+    auto in_memory = counted_filter(60000);
+    auto spilled = counted_filter(60000);
+    auto const g = in_memory->first_level_final_geometry();
+    unsigned const bits = qmer::locality_window_bits(g.canonical_slots());
+    double const threshold = qmer::overload_threshold(g.canonical_slots(), bits);
+    std::mt19937_64 rng(11);
+    std::vector<uint64_t> all;
+    // Every window of the table: some over the threshold, some with positions over it but few
+    // distinct fingerprints (each hash 8 times), the rest light.
+    for (uint64_t w = 0; w < (uint64_t{1} << bits); ++w) {
+        auto const kind = w % 3;
+        size_t const distinct = kind == 0   ? static_cast<size_t>(2 * threshold)
+                                : kind == 1 ? static_cast<size_t>(threshold / 2)
+                                            : 10;
+        size_t const copies = kind == 1 ? 8 : 1;
+        for (size_t i = 0; i < distinct; ++i) {
+            uint64_t const h = (w << (64 - bits)) | (rng() >> bits);
+            for (size_t c = 0; c < copies; ++c) all.push_back(h);
+        }
+    }
+    std::shuffle(all.begin(), all.end(), rng);
+    window_marks marks_in_memory(g, bits, threshold), marks_spilled(g, bits, threshold);
+    for (auto* m : {&marks_in_memory, &marks_spilled}) m->now = window_marks::stage::mark;
+    fingerprint_buckets buckets(g, 0, fingerprint_buckets::bucket_count(g), 0, &marks_in_memory);
+    qmer::io::spill_file file(std::filesystem::temp_directory_path().string());
+    spilled_fingerprint_buckets bins(g, file, 1 << 12, &marks_spilled);
+    for (uint64_t h : all) {
+        buckets.insert(h);
+        bins.insert(h);
+    }
+    buckets.sort_and_mark(8);
+    bins.sort_and_mark(8);
+    EXPECT_GT(marks_in_memory.marked.load(), 0u);
+    EXPECT_EQ(marks_spilled.marked.load(), marks_in_memory.marked.load());
+    EXPECT_EQ(marks_spilled.bits, marks_in_memory.bits);
+    // Bins were written back (sorted, deduplicated): the file holds more than the positions.
+    EXPECT_GT(file.size(), all.size() * sizeof(uint32_t));
+    for (auto* m : {&marks_in_memory, &marks_spilled}) m->now = window_marks::stage::drop;
+    locally_locked_filter::sorted_append_state s1, s2;
+    ASSERT_TRUE(buckets.append_to(sink_into(*in_memory, s1), 8));
+    ASSERT_TRUE(bins.append_to(sink_into(*spilled, s2), 8));
+    EXPECT_EQ(marks_spilled.dropped.load(), marks_in_memory.dropped.load());
+    EXPECT_EQ(spilled->size(), in_memory->size());
+    expect_same_words(*in_memory, *spilled);
+}
+
 // Crowded windows in one pass (issue 16): marking every bucket first, then appending each with
 // its marked fingerprints dropped and merged with a sorted collection of the crowded k-mers'
 // plain hashes gives, word for word, the table of the older way (mark and drop while appending,
