@@ -30,20 +30,42 @@ unsigned bucket_bits_of(qf::geometry g) noexcept {
 
 // LSD radix sort of values below 2^bits in digits of at most 13 bits (counters stay in L1), through
 // a scratch buffer of the same size: 2 passes for the usual 25 bits, ~3x faster than std::sort on
-// buckets of ~10^4 values.
+// buckets of ~10^4 values. Every digit's counts come from one read of the values (not one per
+// pass), and a digit that all values share moves nothing.
 void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits) {
     if (bits == 0 || a.size() < 2) return;
+    constexpr unsigned most_passes = 3;  // 32-bit values in digits of at most 13 bits
     unsigned const passes = (bits + 12) / 13;
     unsigned const digit = (bits + passes - 1) / passes;
-    std::vector<uint32_t> count(size_t{1} << digit);
+    size_t const radix = size_t{1} << digit;
+    uint32_t const mask = static_cast<uint32_t>(radix - 1);
+    std::vector<uint32_t> count(most_passes * radix, 0);
+    uint32_t* const c0 = count.data();
+    uint32_t* const c1 = c0 + radix;
+    uint32_t* const c2 = c1 + radix;
+    unsigned const s1 = digit, s2 = 2 * digit;
+    if (passes == 1) {
+        for (uint32_t v : a) ++c0[v & mask];
+    } else if (passes == 2) {
+        for (uint32_t v : a) {
+            ++c0[v & mask];
+            ++c1[(v >> s1) & mask];
+        }
+    } else {
+        for (uint32_t v : a) {
+            ++c0[v & mask];
+            ++c1[(v >> s1) & mask];
+            ++c2[(v >> s2) & mask];
+        }
+    }
     scratch.resize(a.size());
-    for (unsigned pass = 0, shift = 0; pass < passes; ++pass, shift += digit) {
-        uint32_t const mask = (uint32_t{1} << digit) - 1;
-        std::fill(count.begin(), count.end(), 0);
-        for (uint32_t v : a) ++count[(v >> shift) & mask];
+    for (unsigned pass = 0; pass < passes; ++pass) {
+        uint32_t* const c = c0 + pass * radix;
+        unsigned const shift = pass * digit;
+        if (c[(a[0] >> shift) & mask] == a.size()) continue;  // one digit value: order kept
         uint32_t sum = 0;
-        for (auto& c : count) sum += std::exchange(c, sum);
-        for (uint32_t v : a) scratch[count[(v >> shift) & mask]++] = v;
+        for (size_t d = 0; d < radix; ++d) sum += std::exchange(c[d], sum);
+        for (uint32_t v : a) scratch[c[(v >> shift) & mask]++] = v;
         a.swap(scratch);
     }
 }
