@@ -380,9 +380,18 @@ class locally_locked_filter {
         ll::migration* m = nullptr;
         {
             std::lock_guard lock(grow_mutex_);
-            if (current_.load(std::memory_order_acquire) != t ||
-                migration_.load(std::memory_order_acquire) != nullptr)
-                return;  // someone else grew it, or is growing it
+            // No migration running, then t still current: in this order. A migration's last
+            // helper publishes without the mutex (help(): current_ to the target, then migration_
+            // to null, release), so reading current_ first could see t before that publication
+            // and migration_ null after it, and start a second migration from the old table:
+            // its target never becomes current (the CAS from a source that is no longer current
+            // fails), migration_ is never cleared, and every insert helps it and retries forever
+            // (the livelock CI's repeated stress stage met, 25 Nov: tables 10 -> 11 bits done and
+            // current, a second 10 -> 11 from the same source pending). Null read with acquire
+            // synchronises with that release, so the load of current_ after it sees the target.
+            if (migration_.load(std::memory_order_acquire) != nullptr ||
+                current_.load(std::memory_order_acquire) != t)
+                return;  // someone else is growing it, or grew it
             qf::geometry const g = t->g.grown();
             size_t const total = std::max<size_t>(
                 g.canonical_slots() + overflow_slots_for(g.canonical_slots()), 2 * t->total_slots);
