@@ -27,6 +27,23 @@ concept prefetching_filter = requires(Filter const& f, uint64_t h) {
     f.prefetch(h);
 };
 
+// A filter with a deeper prefetch for hashes that arrive a window at a time
+// (rank_select_table::prefetch_local).
+template <typename Filter>
+concept local_prefetching_filter = requires(Filter const& f, uint64_t h) {
+    f.prefetch_local(h);
+};
+
+// The prefetch of h's lookup, for hashes of `Hashing`.
+template <typename Hashing, typename Filter>
+[[gnu::always_inline]] inline void prefetch_lookup(Filter const& filter, uint64_t h) noexcept {
+    if constexpr (Hashing::minimizer_local && local_prefetching_filter<Filter>) {
+        filter.prefetch_local(h);
+    } else if constexpr (prefetching_filter<Filter>) {
+        filter.prefetch(h);
+    }
+}
+
 // contains() for a filter that no thread writes any more (a loaded index during a query): the
 // locally locked filter then answers without read locks (contains_final).
 template <typename Filter>
@@ -141,7 +158,7 @@ uint64_t for_each_kmer_hash_grouped(Filter const& filter, Hashing const& hashing
         return true;
     };
     bool const finished = hashing.for_each(seq, [&](uint64_t h) {
-        if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
+        prefetch_lookup<Hashing>(filter, h);
         group[n++] = h;
         if constexpr (can_stop) {
             return n < size || hand_over();

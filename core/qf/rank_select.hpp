@@ -337,11 +337,16 @@ class rank_select_table {
     // The lines a lookup of h reads: its canonical slot's block, and the next one, where a full
     // table's offsets and runs often lead (the next line is asked for at once rather than after
     // the first has arrived and shown that it is needed).
-    void prefetch(uint64_t h) const noexcept {
-        size_t const b = block_of(fingerprint(h) >> geometry_.remainder_bits);
-        prefetch_for_read(block(b));
-        if (b + 1 < blocks_) prefetch_for_read(block(b + 1));
-    }
+    [[gnu::always_inline]] void prefetch(uint64_t h) const noexcept { prefetch_blocks<2>(h); }
+    // The same for a hash of minimizer-local hashing (core/kmer/sequence_hashing.hpp): windows
+    // pile their runs up, so E_b, where the lookup reads its run ends, lies past block b in about
+    // half the lookups at the default fill, one to three blocks past it in most of those
+    // (bench/qf/LOOKUP_FILL.md, "How far E_b lies"); four blocks from b cover it in most
+    // lookups. Consecutive k-mers of a read share these lines, so the deeper prefetch costs
+    // little more than its instructions; for uniform hashes it would double every lookup's
+    // fetches. Reading the offset first and prefetching from E_b (a pass over a group before its
+    // lookups) was slower: the offset's line has not arrived yet for the group's last k-mers.
+    [[gnu::always_inline]] void prefetch_local(uint64_t h) const noexcept { prefetch_blocks<4>(h); }
 
     template <typename Select = rank_select::broadword_select>
     [[gnu::always_inline]] bool contains(uint64_t h) const noexcept {
@@ -575,6 +580,17 @@ class rank_select_table {
     }
 
   private:
+    // Blocks b .. b + Blocks - 1 (those that exist), b the block of h's canonical slot.
+    template <size_t Blocks>
+    [[gnu::always_inline]] void prefetch_blocks(uint64_t h) const noexcept {
+        size_t const b = block_of(fingerprint(h) >> geometry_.remainder_bits);
+        prefetch_for_read(block(b));
+        if (b + Blocks - 1 < blocks_) [[likely]] {
+            for (size_t i = 1; i < Blocks; ++i) prefetch_for_read(block(b + i));
+        } else {
+            for (size_t i = b + 1; i < blocks_; ++i) prefetch_for_read(block(i));
+        }
+    }
     uint64_t const* block(size_t b) const noexcept {
         return words_.data() + b * rank_select::block_words;
     }

@@ -36,6 +36,9 @@ class rank_select_levels {
     void prefetch(uint64_t h) const noexcept {
         for (auto const& level : levels_) level.prefetch(h);
     }
+    void prefetch_local(uint64_t h) const noexcept {
+        for (auto const& level : levels_) level.prefetch_local(h);
+    }
 
     size_t levels() const noexcept { return levels_.size(); }
     rank_select_table const& level(size_t j) const { return levels_.at(j); }
