@@ -1,12 +1,14 @@
 #include "io/spill_file.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +33,13 @@ std::string gigabytes(uint64_t bytes) {
 }
 
 }  // namespace
+
+uint64_t free_bytes_in(std::string const& folder) noexcept {
+    struct statvfs fs {};
+    if (::statvfs(folder.empty() ? "." : folder.c_str(), &fs) != 0)
+        return std::numeric_limits<uint64_t>::max();
+    return static_cast<uint64_t>(fs.f_bavail) * static_cast<uint64_t>(fs.f_frsize);
+}
 
 spill_file::spill_file(std::string folder)
     : folder_(folder.empty() ? std::string(".") : std::move(folder)) {

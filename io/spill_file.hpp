@@ -16,6 +16,11 @@
 
 namespace qmer::io {
 
+// The bytes a new file in `folder` can still take (statvfs: the blocks available to unprivileged
+// users); the largest uint64_t where the file system does not say (the folder is then judged when
+// a file is made there).
+uint64_t free_bytes_in(std::string const& folder) noexcept;
+
 class spill_file {
   public:
     // Throws output_error naming the folder when no file can be made there.

@@ -368,6 +368,23 @@ sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, bool t
     return {passes, false, 0};
 }
 
+// A scratch file that would fill its folder's disk is refused once the references are counted,
+// before their k-mers are gathered, not when the disk fills minutes later (a human-sized build
+// writes 9 GiB or more). Reading the references in
+// slices instead would need no disk, but it builds with the plain hash (its crowded windows are
+// known only at the end): not the index every other limit gives, and slower to query.
+void require_scratch_room(std::string const& folder, uint64_t kmer_positions) {
+    uint64_t const need = spilled_fingerprint_buckets::least_file_bytes(kmer_positions);
+    uint64_t const room = io::free_bytes_in(folder);
+    if (need <= room) return;
+    throw output_error("'" + folder + "': the build's scratch file would take at least " +
+                       human_bytes(static_cast<double>(need)) +
+                       " (4 bytes a k-mer position), and the folder has " +
+                       human_bytes(static_cast<double>(room)) +
+                       " free: give --temp-dir a folder with more room, or raise --max-memory "
+                       "(the k-mers are then held in memory)");
+}
+
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read
 // once per pass, their fingerprints gathered into buckets (in memory, or in a scratch file in
 // `temp_dir` with plan.spill), each pass's buckets sorted and handed to `sink` in order.
@@ -519,6 +536,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
             plan = plan_sorted_build(g, f.memory_bytes(), false, max_memory, census, threads);
         sink = [&](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
     }
+    if (plan.spill) require_scratch_room(temp_folder(o), census.kmer_positions);
     // k-mers to insert one by one need the concurrent filter: it takes what the writer wrote
     // (for a moment both are in memory; only when level 0 filled up, about 1 build in 1000).
     auto filter = [&]() -> qf::expandable_filter& {

@@ -177,6 +177,11 @@ class spilled_fingerprint_buckets {
     // buffers and the bins being sorted, for `kmer_positions` positions.
     static uint64_t memory_bytes(qf::geometry g, uint64_t kmer_positions, unsigned threads,
                                  size_t buffer_bytes_per_thread) noexcept;
+    // The least the scratch file takes for `kmer_positions` positions: 4 bytes each (more where
+    // crowded windows' plain hashes, or bins crowded by repeats written back sorted, follow them).
+    static constexpr uint64_t least_file_bytes(uint64_t kmer_positions) noexcept {
+        return kmer_positions * sizeof(uint32_t);
+    }
 
     insert_result insert(uint64_t h) {
         uint64_t const fp = g_.fingerprint(h);

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "cli/cli_fixture.hpp"
+#include "core/error.hpp"
+#include "io/spill_file.hpp"
 
 namespace {
 
@@ -113,9 +115,11 @@ TEST_F(full_disk, query_output_larger_than_the_disk) {
 
 namespace {
 
-// Issue 16: a build's scratch file (--temp-dir) that fills its disk: exit 5, one line naming the
-// folder, no index, and nothing left in the folder (the file never had a name there).
-TEST_F(full_disk, build_scratch_file_larger_than_the_disk) {
+// Issue 16: a build whose scratch file (--temp-dir) would not fit its folder's free space is
+// refused once the references are counted, before their k-mers are gathered (it used to fail
+// when the disk filled, minutes into a human-sized build): exit 5, one line naming the folder
+// and both sizes, no index, nothing left in the folder. The same limit with room succeeds.
+TEST_F(full_disk, build_refuses_a_scratch_folder_without_room) {
     write_file("ref.fa", random_fasta(40, 100000, 3));  // ~16 MB of fingerprints to spill
     // The least limit the build accepts, from its refusal of a smaller one; a little above it
     // sends the fingerprints to the scratch file.
@@ -129,9 +133,37 @@ TEST_F(full_disk, build_scratch_file_larger_than_the_disk) {
     auto const r = qmer({"index", "-q", "-t", "2", "--max-memory", limit, "--temp-dir", "small",
                          "-o", "ref.qmer", "ref.fa"});
     expect_full_disk_error(r, "small");
-    EXPECT_NE(r.err.find("scratch file failed after"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("scratch file would take at least 15.3 MiB"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("has 1.0 MiB free"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir() / "ref.qmer"));
+    auto const roomy = qmer(
+        {"index", "-t", "2", "--max-memory", limit, "--temp-dir", ".", "-o", "ref.qmer", "ref.fa"});
+    EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+    EXPECT_NE(roomy.err.find("went through a scratch file in '.'"), std::string::npos) << roomy.err;
+}
+
+// A scratch file that fills its disk while it is written (the free space was taken by something
+// else after the build checked it): the append that fails throws output_error naming the folder,
+// the size written and the system's reason, and the file leaves nothing behind (it never had a
+// name there).
+TEST_F(full_disk, scratch_file_filling_its_disk) {
+    std::vector<char> const chunk(size_t{256} << 10, 'x');
+    {
+        qmer::io::spill_file file(mount_point_.string());
+        try {
+            for (int i = 0; i < 16; ++i) file.append(chunk.data(), chunk.size());
+            ADD_FAILURE() << "4 MiB went into a 1 MiB tmpfs";
+        } catch (qmer::output_error const& e) {
+            std::string const what = e.what();
+            std::string folder = "'";  // not one chain of operator+: GCC 12 warns falsely there
+            folder.append(mount_point_.string()).append("': ");
+            EXPECT_TRUE(what.starts_with(folder)) << what;
+            EXPECT_NE(what.find("scratch file failed after"), std::string::npos) << what;
+            EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
+        }
+        EXPECT_TRUE(std::filesystem::is_empty(mount_point_));
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(mount_point_));
 }
 
 }  // namespace
