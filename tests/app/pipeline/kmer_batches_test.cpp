@@ -106,7 +106,7 @@ TEST(lookup_groups, false_stops_at_once_after_groups_that_double) {
     auto end_of_group = [](size_t stop_after) {
         size_t end = 0;
         for (size_t size = first_stop_group; end < stop_after;
-             size = std::min(2 * size, lookup_group))
+             size = std::min(2 * size, last_stop_group))
             end += size;
         return end;
     };
