@@ -36,8 +36,18 @@ class rank_select_levels {
     void prefetch(uint64_t h) const noexcept {
         for (auto const& level : levels_) level.prefetch(h);
     }
+    // The deeper prefetch of minimizer-local hashes only on levels of at least
+    // deep_prefetch_min_bytes: a smaller level mostly sits in the cache, where the extra lines
+    // are instructions and miss buffers for nothing (bench/qf/LOOKUP_FILL.md, "How far E_b
+    // lies").
+    static constexpr size_t deep_prefetch_min_bytes = size_t{16} << 20;
     void prefetch_local(uint64_t h) const noexcept {
-        for (auto const& level : levels_) level.prefetch_local(h);
+        for (auto const& level : levels_) {
+            if (level.memory_bytes() >= deep_prefetch_min_bytes)
+                level.prefetch_local(h);
+            else
+                level.prefetch(h);
+        }
     }
 
     size_t levels() const noexcept { return levels_.size(); }
