@@ -370,9 +370,9 @@ sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, bool t
 
 // A scratch file that would fill its folder's disk is refused once the references are counted,
 // before their k-mers are gathered, not when the disk fills minutes later (a human-sized build
-// writes 9 GiB or more). Reading the references in
-// slices instead would need no disk, but it builds with the plain hash (its crowded windows are
-// known only at the end): not the index every other limit gives, and slower to query.
+// writes 9 GiB or more). Reading the references in slices instead would need no disk, but it
+// builds with the plain hash (its crowded windows are known only at the end): not the index
+// every other limit gives, and slower to query.
 void require_scratch_room(std::string const& folder, uint64_t kmer_positions) {
     uint64_t const need = spilled_fingerprint_buckets::least_file_bytes(kmer_positions);
     uint64_t const room = io::free_bytes_in(folder);

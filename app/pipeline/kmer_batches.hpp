@@ -34,10 +34,17 @@ concept local_prefetching_filter = requires(Filter const& f, uint64_t h) {
     f.prefetch_local(h);
 };
 
+// Hashings whose consecutive hashes share a window of the table (local_kmer_hashing); any other,
+// plain_kmer_hashing or a wrapper without the flag, is taken as uniform.
+template <typename Hashing>
+concept minimizer_local_hashing = requires {
+    requires Hashing::minimizer_local;
+};
+
 // The prefetch of h's lookup, for hashes of `Hashing`.
 template <typename Hashing, typename Filter>
 [[gnu::always_inline]] inline void prefetch_lookup(Filter const& filter, uint64_t h) noexcept {
-    if constexpr (Hashing::minimizer_local && local_prefetching_filter<Filter>) {
+    if constexpr (minimizer_local_hashing<Hashing> && local_prefetching_filter<Filter>) {
         filter.prefetch_local(h);
     } else if constexpr (prefetching_filter<Filter>) {
         filter.prefetch(h);
@@ -97,7 +104,7 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
         }
     };
     bool const finished = hashing.for_each(seq, [&](uint64_t h) -> bool {
-        if constexpr (prefetching_filter<Filter>) filter.prefetch(h);
+        prefetch_lookup<Hashing>(filter, h);
         ring[produced++ & ring_mask] = h;
         return produced - consumed < prefetch_distance || consume();
     });
@@ -117,9 +124,9 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
 // k-mers has hashed few that it no longer needs, and one that is not (most of them absent) soon
 // goes by whole groups. An op that takes a std::span<uint64_t const> is handed each group whole,
 // in order (every k-mer looked up: count_contained_read_only), lookup_group k-mers at a time
-// (64 rather than 32: 2-6% faster in alternated runs of the default query, and the table's lines
-// of a whole 150 bp read in flight at once; --quick's groups stop at 32, where 64 was no faster;
-// bench/qf/LOOKUP_FILL.md). Returns the number of k-mers handed to op.
+// (64 rather than 32: the table's lines of about half a 150 bp read in flight at once; --quick's
+// groups stop at 32, where 64 was no faster; bench/qf/LOOKUP_FILL.md has the runs). Returns the
+// number of k-mers handed to op.
 inline constexpr size_t lookup_group = 64;
 inline constexpr size_t first_stop_group = 8;
 inline constexpr size_t last_stop_group = 32;
