@@ -27,6 +27,7 @@
 #include "app/index/sorted_build.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
+#include "core/kmer/hash.hpp"
 #include "core/sketch/hyperloglog.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
@@ -640,19 +641,29 @@ void note_levels(index_options const& o, size_t levels) {
 
 // --append by a sorted merge (issue 16: an append should not insert k-mer by k-mer, ~95 ns each
 // and far more into a minimizer-local index, whose windows crowd clusters): the new k-mers that
-// no level holds are gathered into sorted buckets in the top level's fingerprint space
-// (fingerprint_buckets, the sorted build's), and the top level is written again as one
-// sequential merge of its stored fingerprints with theirs (rank_select::rank_select_writer), the
-// other levels copied word for word. Taken when the index is the default filter in the
-// rank-select layout without cascading inserts, the references can be read (files), their
-// fingerprints fit in memory, and the top level has room for them before it would grow
-// (delta_grow of its slots): the common case of a few genomes added to a large index. Otherwise,
-// or when the merged level does not fit its slots, it returns nothing and writes nothing, and
-// the caller appends k-mer by k-mer as before (which grows levels).
+// no level holds are gathered into sorted buckets (fingerprint_buckets, the sorted build's), and
+// written as one sequential pass per level (rank_select::rank_select_writer): the top level
+// merged with its stored fingerprints, and where it has no room for them all, the levels the
+// filter would push after it, each filled to its room (delta_grow of its slots) and the last
+// one at the smallest of the sizes a pushed level passes through that holds what is left; the
+// levels below the top copied word for word. Taken when the index is the default filter in the
+// rank-select layout without cascading inserts, the references can be read (files) and their
+// fingerprints fit in memory. Otherwise, or when a level does not fit its slots, it returns
+// nothing and writes nothing, and the caller appends k-mer by k-mer as before.
 //
-// The index it writes is the one the inserts would, up to which k-mers share a fingerprint with
-// one already stored (both store a fingerprint once per level), so it loads, queries and appends
-// alike. Returns the elements of the new index, or nothing.
+// Fingerprints of every level at once: level i's fingerprint space is m0 2^(r0 + 2i)
+// (core/qf/expandable.hpp), so the fingerprints of the highest level J that may be written,
+// shifted right by 2 (J - i), are exactly level i's (floor(floor(x 2^t) / 2^t) = floor(x));
+// they are gathered in level J's space. Which new k-mer goes to which level does not matter to a
+// query (it looks in every level); a level's k-mers must only be spread over its whole table, as
+// the inserts' are: each goes where a mix of its fingerprint ranks it, the lowest ranks to the
+// top level and so on up. A level's FPR is its elements over its fingerprint space, as with
+// inserts, and no level holds more than its room: Theorem 2's bound holds as it does for them.
+//
+// The index it writes holds the same k-mers as the inserts' (up to which k-mers share a
+// fingerprint with one already stored: both store a fingerprint once per level), with as many
+// levels or fewer, so it loads, queries and appends alike. Returns the elements of the new index
+// and the levels it added, or nothing.
 struct merge_did_not_fit {};
 
 // The gathering pass's filter: k-mers that some level holds already are left out (an insert
@@ -671,35 +682,93 @@ struct new_kmer_buckets {
     size_t size() const noexcept { return 0; }
 };
 
-std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file const& existing,
-                                        unsigned threads, build_counts& counts,
-                                        progress_meter& progress, uint64_t max_memory) {
+// A level as the sorted append writes it: its shape, its room, and its section's parameters.
+struct planned_level {
+    qf::expandable_filter::level_table table;
+    uint64_t room = 0;      // the elements it takes before it would grow or push the next level
+    uint64_t elements = 0;  // what it will hold once written
+    unsigned shift = 0;     // its fingerprint: the gathered one >> shift
+
+    qf::rank_select::shape shape() const noexcept {
+        return {table.g.canonical_slots(), table.total_slots, table.g.remainder_bits};
+    }
+    std::vector<uint64_t> params() const {
+        return {table.g.quotient_bits,     table.g.remainder_bits,     table.total_slots, elements,
+                table.g.canonical_slots(), qf::rank_select::layout_tag};
+    }
+};
+
+// The rank a gathered fingerprint's level is chosen by: a bijective mix of it (the k-mer hash's
+// finalizer, core/kmer/hash.hpp), so that the fingerprints each level takes are spread over its
+// table like the ones before it.
+uint64_t level_rank(uint64_t fp) noexcept {
+    return kmer_hasher{}(fp);
+}
+
+struct sorted_append {
+    uint64_t elements = 0;      // of the whole index
+    unsigned added_levels = 0;  // pushed by the append
+};
+
+std::optional<sorted_append> append_by_merge(index_options const& o, io::index_file const& existing,
+                                             unsigned threads, build_counts& counts,
+                                             progress_meter& progress, uint64_t max_memory) {
+    using stack = qf::expandable_filter;
     io::index_header const& header = existing.header();
     if (header.filter != "expandable" || !all_rereadable(read_paths(o))) return std::nullopt;
     std::optional<qf::rank_select_levels> levels = rank_select_levels_of(existing);
     if (!levels) return std::nullopt;
     auto const& sections = existing.sections();
-    auto const& stack = sections[0].params;
-    if (stack[4] != 0) return std::nullopt;  // cascading inserts fill lower levels: not this way
-    size_t const top_index = levels->levels() - 1;
+    auto const& stack_params = sections[0].params;
+    if (stack_params[4] != 0) return std::nullopt;  // cascading fills lower levels: not this way
+    uint64_t const m0 = stack_params.size() == 9 ? stack_params[8] : uint64_t{1} << stack_params[6];
+    auto const r0 = static_cast<unsigned>(stack_params[7]);
+    double const grow_at = std::bit_cast<double>(stack_params[3]);
+    auto room_of = [grow_at](qf::geometry g) {
+        return static_cast<uint64_t>(grow_at * static_cast<double>(g.canonical_slots()));
+    };
+    auto const top_index = static_cast<unsigned>(levels->levels() - 1);
     qf::rank_select_table const& top = levels->level(top_index);
-    qf::geometry const g = top.geometry();
-    double const grow_at = std::bit_cast<double>(stack[3]);
-    auto const room = static_cast<uint64_t>(grow_at * static_cast<double>(top.capacity()));
-    if (!fingerprint_buckets::supports(g) || top.size() >= room) return std::nullopt;
-    // In memory only: the buckets (5 bytes a k-mer position, from the files' sizes) and the
-    // sorted new fingerprints (8 bytes each, at most one a position) beside the mapped index
-    // must stay within half the limit (the top level is written as it is merged).
+    // How many doublings the top is short of its final size (0 for every level below the top).
+    unsigned top_early = 0;
+    while (
+        top_early < stack::level_growths && stack::plan_level(m0, r0, top_index, top_early + 1) &&
+        stack::plan_level(m0, r0, top_index, top_early + 1)->g.canonical_slots() >= top.capacity())
+        ++top_early;
+    auto const top_now = stack::plan_level(m0, r0, top_index, top_early);
+    if (!top_now || top_now->g.canonical_slots() != top.capacity() ||
+        top_now->g.remainder_bits != top.geometry().remainder_bits)
+        return std::nullopt;  // not a stack this code knows how to extend
+
+    // The highest level the new k-mers may need: their positions (an upper bound of the new
+    // distinct ones) against the rooms of the top at its final size and the levels above it.
     uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
-    uint64_t const gathered_bytes = (bucket_bytes_per_position + 8) * positions;
+    unsigned highest = top_index;
+    {
+        uint64_t capacity = room_of(stack::plan_level(m0, r0, top_index, 0)->g);
+        capacity -= std::min(capacity, top.size());
+        while (capacity < positions) {
+            auto const next = stack::plan_level(m0, r0, highest + 1, 0);
+            if (!next || !fingerprint_buckets::supports(next->g)) break;
+            ++highest;
+            capacity += room_of(next->g);
+        }
+    }
+    qf::geometry const gathered = stack::plan_level(m0, r0, highest, 0)->g;
+    if (!fingerprint_buckets::supports(gathered)) return std::nullopt;
+    // In memory only: the buckets (5 bytes a k-mer position, from the files' sizes), the sorted
+    // new fingerprints and their ranks (8 bytes each, at most one a position) and their levels
+    // (a byte) beside the mapped index must stay within half the limit (the levels are written
+    // as they are merged).
+    uint64_t const gathered_bytes = (bucket_bytes_per_position + 17) * positions;
     if (gathered_bytes + existing.file_bytes() > max_memory / 2) return std::nullopt;
 
-    uint32_t const buckets = fingerprint_buckets::bucket_count(g);
+    uint32_t const buckets = fingerprint_buckets::bucket_count(gathered);
     size_t const per_bucket =
         static_cast<size_t>(1.1 * static_cast<double>(positions) / buckets / std::max(1u, threads));
-    std::vector<uint64_t> fresh;  // the new fingerprints, sorted, without repeats
+    std::vector<uint64_t> fresh;  // the new fingerprints in `gathered`, sorted, without repeats
     {
-        fingerprint_buckets collected(g, 0, buckets, per_bucket);
+        fingerprint_buckets collected(gathered, 0, buckets, per_bucket);
         new_kmer_buckets gather{collected, *levels};
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
@@ -713,61 +782,142 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
             },
             threads, &progress);
     }
-    // The new top level's size, before it is written (the index file's header holds it).
-    uint64_t const top_elements = top.size() + fresh.size();
-    if (top_elements > room) return std::nullopt;  // more than the top level takes
 
-    // The new index: the header and the sections as they were, but for the top level's size;
-    // the top level written again while the file is, its fingerprints and the new ones merged in
+    // The levels to write, from the top up: the top at the smallest size it passes through that
+    // holds its elements and the new ones, or at its final size, full, and new levels after it.
+    auto level_at = [&](unsigned i, unsigned early) {
+        planned_level l;
+        l.table = *stack::plan_level(m0, r0, i, early);
+        l.room = room_of(l.table.g);
+        l.shift = 2 * (highest - i);
+        return l;
+    };
+    std::vector<planned_level> plan;
+    std::vector<uint64_t> takes;  // of the new fingerprints, by level of `plan`
+    {
+        uint64_t left = fresh.size();
+        for (unsigned i = top_index; left != 0 || plan.empty(); ++i) {
+            if (i > highest) return std::nullopt;  // more than the sizes promised
+            uint64_t const already = i == top_index ? top.size() : 0;
+            unsigned early = i == top_index ? top_early : stack::level_growths;
+            while (early > 0 && already + left > level_at(i, early).room) --early;
+            planned_level l = level_at(i, early);
+            uint64_t const take = std::min(left, l.room - std::min(l.room, already));
+            if (take == 0 && i != top_index) return std::nullopt;
+            plan.push_back(l);
+            takes.push_back(take);
+            left -= take;
+        }
+    }
+    // Each new fingerprint's level (an index into plan): the lowest ranks go to the top.
+    std::vector<uint8_t> level_of(fresh.size(), 0);
+    if (plan.size() > 1) {
+        std::vector<uint64_t> ranks(fresh.size());
+        for (size_t i = 0; i < fresh.size(); ++i) ranks[i] = level_rank(fresh[i]);
+        std::vector<uint64_t> sorted_ranks = ranks;
+        std::vector<uint64_t> last_rank;  // the highest rank each level but the last takes
+        size_t from = 0;
+        for (size_t j = 0; j + 1 < plan.size(); ++j) {
+            if (takes[j] == 0) {
+                last_rank.push_back(0);  // takes nothing: only a top without room
+                continue;
+            }
+            auto const nth = sorted_ranks.begin() + static_cast<ptrdiff_t>(from + takes[j] - 1);
+            std::nth_element(sorted_ranks.begin() + static_cast<ptrdiff_t>(from), nth,
+                             sorted_ranks.end());
+            last_rank.push_back(*nth);
+            from += takes[j];
+        }
+        sorted_ranks = {};
+        for (size_t i = 0; i < fresh.size(); ++i) {
+            size_t j = 0;
+            while (j + 1 < plan.size() && (takes[j] == 0 || ranks[i] > last_rank[j])) ++j;
+            level_of[i] = static_cast<uint8_t>(j);
+        }
+    }
+    // A level's elements: its own plus its new fingerprints, distinct in its space (two gathered
+    // fingerprints may share their top bits); known before the file's header is written.
+    plan[0].elements = top.size();
+    for (size_t j = 0; j < plan.size(); ++j) {
+        uint64_t previous = 0;
+        bool any = false;
+        for (size_t i = 0; i < fresh.size(); ++i) {
+            if (level_of[i] != j) continue;
+            uint64_t const fp = fresh[i] >> plan[j].shift;
+            plan[j].elements += !any || fp != previous;
+            previous = fp;
+            any = true;
+        }
+    }
+
+    // The new index: the header and the sections as they were, but for the top level and the
+    // levels after it; each of those written while the file is, its fingerprints merged in
     // order, never held whole in memory. Ctrl-C is seen between chunks: the writer, destroyed
     // without commit(), removes its temporary file and the index stays as it was.
     io::index_header out = header;
     std::vector<std::vector<uint64_t>> params;
-    for (auto const& section : sections) params.push_back(section.params);
-    params[top_index + 1][3] = top_elements;
+    for (size_t j = 0; j <= top_index; ++j) params.push_back(sections[j].params);
+    params[0][5] = top_index + plan.size();
+    for (auto const& l : plan) params.push_back(l.params());
     out.filter_params.clear();
     for (auto const& p : params)
         out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
-    uint64_t elements = top_elements;
+    uint64_t elements = 0;
     for (size_t j = 0; j < top_index; ++j) elements += levels->level(j).size();
+    for (auto const& l : plan) elements += l.elements;
     out.elements = elements;
     out.kmers_scanned = header.kmers_scanned + counts.kmers.load();
     out.qmer_version = QMER_VERSION;
     out.command = o.command_line;
     out.inputs.insert(out.inputs.end(), o.references.begin(), o.references.end());
-    progress.begin_phase("merging into the top level and writing the index", 0, "", false);
-    qf::rank_select::shape const shape = top.shape();
-    auto merge = [&](io::index_writer::word_sink const& emit) {
-        qf::rank_select_writer writer(shape, room);
-        std::vector<uint64_t> chunk;
-        chunk.reserve(size_t{1} << 16);
-        auto flush = [&] {
-            throw_if_interrupted();
-            if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
-            chunk.clear();
+    progress.begin_phase(plan.size() > 1 ? "writing the top level and the new levels"
+                                         : "merging into the top level and writing the index",
+                         0, "", false);
+    // Level plan[j], from `stored` (the top's own fingerprints, or none) merged with its share.
+    auto write_level = [&](size_t j, qf::rank_select_table const* stored) {
+        return [&, j, stored](io::index_writer::word_sink const& emit) {
+            planned_level const& l = plan[j];
+            qf::rank_select_writer writer(l.shape(), l.room);
+            std::vector<uint64_t> chunk;
+            chunk.reserve(size_t{1} << 16);
+            auto flush = [&] {
+                throw_if_interrupted();
+                if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
+                chunk.clear();
+            };
+            auto put = [&](uint64_t fp) {
+                chunk.push_back(fp);
+                if (chunk.size() == chunk.capacity()) flush();
+            };
+            size_t next = 0;
+            // The next new fingerprint of this level at or after `next`, or none.
+            auto advance = [&] {
+                while (next < fresh.size() && level_of[next] != j) ++next;
+            };
+            advance();
+            if (stored)
+                stored->for_each_fingerprint([&](uint64_t fp) {
+                    for (; next < fresh.size() && (fresh[next] >> l.shift) < fp; advance()) {
+                        put(fresh[next] >> l.shift);
+                        ++next;
+                    }
+                    put(fp);
+                });
+            for (; next < fresh.size(); advance()) {
+                put(fresh[next] >> l.shift);
+                ++next;
+            }
+            flush();
+            if (writer.finish(emit) != l.elements) throw merge_did_not_fit{};
         };
-        auto put = [&](uint64_t fp) {
-            chunk.push_back(fp);
-            if (chunk.size() == chunk.capacity()) flush();
-        };
-        size_t next = 0;
-        top.for_each_fingerprint([&](uint64_t fp) {
-            while (next < fresh.size() && fresh[next] < fp) put(fresh[next++]);
-            put(fp);
-        });
-        while (next < fresh.size()) put(fresh[next++]);
-        flush();
-        if (writer.finish(emit) != top_elements) throw merge_did_not_fit{};
     };
     try {
         // Destroyed without commit() on a throw: the temporary file goes, the index stays.
         io::index_writer writer(o.output, out);
-        for (size_t j = 0; j < sections.size(); ++j) {
-            if (j == top_index + 1)
-                writer.add_section(params[j], shape.words(), merge);
-            else
-                writer.add_section(params[j], sections[j].words);
-        }
+        for (size_t j = 0; j < top_index + 1; ++j) writer.add_section(params[j], sections[j].words);
+        for (size_t j = 0; j < plan.size(); ++j)
+            writer.add_section(params[top_index + 1 + j], plan[j].shape().words(),
+                               write_level(j, j == 0 ? &top : nullptr));
         throw_if_interrupted();
         writer.commit();
     } catch (merge_did_not_fit const&) {
@@ -775,8 +925,8 @@ std::optional<uint64_t> append_by_merge(index_options const& o, io::index_file c
     } catch (std::invalid_argument const&) {
         return std::nullopt;  // a run the layout cannot hold, or a damaged table: the other way
     }
-    note_levels(o, levels->levels());
-    return elements;
+    note_levels(o, top_index + plan.size());
+    return sorted_append{elements, static_cast<unsigned>(plan.size() - 1)};
 }
 
 template <filter_kind Kind>
@@ -817,10 +967,15 @@ void build_index(index_options const& given, unsigned threads) {
                               "drop --plain-hash");
         if constexpr (Kind == filter_kind::expandable) {
             build_counts merged;
-            if (auto const elements = append_by_merge(o, existing, threads, merged, progress,
-                                                      memory_limit(o.max_memory))) {
-                report_built(o, progress, merged, *elements, 0,
-                             "; the new k-mers were merged into the top level in one pass");
+            if (auto const done = append_by_merge(o, existing, threads, merged, progress,
+                                                  memory_limit(o.max_memory))) {
+                std::string const how =
+                    done->added_levels == 0
+                        ? "; the new k-mers were merged into the top level in one pass"
+                        : "; the new k-mers were merged into the top level and " +
+                              std::to_string(done->added_levels) + " new level" +
+                              (done->added_levels == 1 ? "" : "s") + " in one pass";
+                report_built(o, progress, merged, done->elements, 0, how.c_str());
                 return;
             }
         }

@@ -93,6 +93,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -355,6 +356,24 @@ class expandable_filter {
         return {g, g.canonical_slots() + overflow_slots_for(g.canonical_slots()),
                 first_level_room(o, m0), stack_params(o, 1, q0, r0, m0)};
     }
+    // Level i of a stack whose level 0 has m0 canonical slots and r0 remainder bits at its final
+    // size, `early` doublings before its own final size (0..level_growths; a pushed level starts
+    // at level_growths): its geometry (the final one's fingerprints) and its table's total slots,
+    // as the filter makes them; nothing when level i cannot exist. For writers of whole levels
+    // (qmer index --append's sorted merge), whose files must load as the filter's own.
+    struct level_table {
+        geometry g;
+        size_t total_slots = 0;
+    };
+    static std::optional<level_table> plan_level(uint64_t m0, unsigned r0, unsigned i,
+                                                 unsigned early) {
+        unsigned const q0 = geometry::with_slots(m0, 1).quotient_bits;
+        if (i >= max_levels || !level_possible(q0, r0, i) || early > level_growths)
+            return std::nullopt;
+        geometry const final_g = final_geometry(m0, r0, i);
+        return level_table{final_g.shrunk(early), total_slots_before_final(final_g, early)};
+    }
+
     locally_locked_filter const& level(unsigned i) const {
         if (i >= levels()) throw std::out_of_range("expandable filter: no such level");
         return *levels_[i];
@@ -484,17 +503,21 @@ class expandable_filter {
                static_cast<double>(final_g.canonical_slots());
     }
 
-    // A level's slots at its final size: it starts with m/8 + overflow_slots_for(m/8) and each
-    // doubling takes max(m' + overflow_slots_for(m'), twice the previous), as locally_locked does.
-    static size_t final_total_slots(geometry final_g) {
+    // A level's slots `early` doublings before its final size: it starts with m/8 +
+    // overflow_slots_for(m/8) and each doubling takes max(m' + overflow_slots_for(m'), twice the
+    // previous), as locally_locked does.
+    static size_t total_slots_before_final(geometry final_g, unsigned early) {
         geometry g = final_g.shrunk(level_growths);
         size_t total = g.canonical_slots() + overflow_slots_for(g.canonical_slots());
-        for (unsigned step = 0; step < level_growths; ++step) {
+        for (unsigned step = early; step < level_growths; ++step) {
             g = g.grown();
             total = std::max<size_t>(g.canonical_slots() + overflow_slots_for(g.canonical_slots()),
                                      2 * total);
         }
         return total;
+    }
+    static size_t final_total_slots(geometry final_g) {
+        return total_slots_before_final(final_g, 0);
     }
 
     static bool level_possible(unsigned q0, unsigned r0, unsigned i) noexcept {

@@ -475,6 +475,33 @@ TEST(expandable, first_level_at_final_size_never_migrates) {
     for (uint64_t k : keys) ASSERT_TRUE(g->contains(k));
 }
 
+// plan_level() gives the shape (geometry and total slots) of every level at every size the filter
+// gives it: qmer index --append writes whole levels from it, which must load as the filter's own.
+TEST(expandable, plan_level_is_the_shape_the_filter_gives_each_level) {
+    expandable_filter f(expected_for_initial_capacity(size_t{1} << 10), 0.001);
+    auto const stack = f.arrays()[0].params;
+    uint64_t const m0 = stack[8];
+    auto const r0 = static_cast<unsigned>(stack[7]);
+    unsigned checked = 0;
+    for (uint64_t const k : distinct_keys(40 * (size_t{1} << 10), 73)) {
+        ASSERT_NE(f.insert(k), insert_result::full);
+        auto const stats = f.level_stats();
+        for (unsigned i = 0; i < stats.size(); ++i) {
+            unsigned const early = expandable_filter::level_growths - stats[i].growths;
+            auto const plan = expandable_filter::plan_level(m0, r0, i, early);
+            ASSERT_TRUE(plan.has_value());
+            ASSERT_EQ(plan->g.quotient_bits, stats[i].quotient_bits) << "level " << i;
+            ASSERT_EQ(plan->g.remainder_bits, stats[i].remainder_bits) << "level " << i;
+            ASSERT_EQ(plan->g.canonical_slots(), stats[i].capacity) << "level " << i;
+            ASSERT_EQ(plan->total_slots, stats[i].total_slots) << "level " << i;
+        }
+        checked = std::max(checked, static_cast<unsigned>(stats.size()));
+    }
+    EXPECT_GE(checked, 3u);  // levels pushed and grown, not only level 0
+    EXPECT_FALSE(expandable_filter::plan_level(m0, r0, 0, expandable_filter::level_growths + 1));
+    EXPECT_FALSE(expandable_filter::plan_level(m0, r0, expandable_filter::max_levels, 0));
+}
+
 // release_retired_tables(): memory falls to the live tables, answers do not change, and the
 // filter keeps growing afterwards.
 TEST(expandable, release_retired_tables_keeps_the_answers) {
