@@ -284,6 +284,27 @@ std::string temp_folder(index_options const& o) {
     return folder.empty() ? "." : folder;
 }
 
+// Stdin and pipes can be read only once: copies them into scratch files in temp_folder(o)
+// (their size on disk, compressed as they come), kept open in `copies`, and points o.read_from
+// at them and at the other references, so that every pass reads them like files. Nothing when
+// every reference can be read again.
+void copy_what_cannot_be_read_twice(index_options& o,
+                                    std::vector<std::unique_ptr<io::spill_file>>& copies,
+                                    progress_meter& progress) {
+    if (all_rereadable(o.references)) return;
+    progress.begin_phase("copying what cannot be read twice to a scratch file", 0, "", false);
+    o.read_from.clear();
+    for (auto const& reference : o.references) {
+        if (rereadable(reference)) {
+            o.read_from.push_back(reference);
+            continue;
+        }
+        copies.push_back(std::make_unique<io::spill_file>(temp_folder(o)));
+        copies.back()->copy_from(reference);
+        o.read_from.push_back(copies.back()->proc_path());
+    }
+}
+
 // How the sorted build keeps its fingerprints (app/index/sorted_build.hpp).
 struct sorted_build_plan {
     // 0: no sorted build (insert k-mer by k-mer, which needs no memory beyond the table).
@@ -966,6 +987,9 @@ void build_index(index_options const& given, unsigned threads) {
                               "' is minimizer-local: its new k-mers must be hashed the same way, "
                               "drop --plain-hash");
         if constexpr (Kind == filter_kind::expandable) {
+            // The sorted append reads the references twice if it does not fit (then the inserts
+            // read them), so stdin and pipes are copied first, as for a build.
+            copy_what_cannot_be_read_twice(o, copies, progress);
             build_counts merged;
             if (auto const done = append_by_merge(o, existing, threads, merged, progress,
                                                   memory_limit(o.max_memory))) {
@@ -989,19 +1013,7 @@ void build_index(index_options const& given, unsigned threads) {
         // they come) and built from like files, instead of growing a filter k-mer by k-mer
         // (issue 16: ~95 ns a k-mer) or, for fixed filters, being refused.
         bool const reads_twice = expected == 0 || Kind == filter_kind::expandable;
-        if (reads_twice && !all_rereadable(o.references)) {
-            progress.begin_phase("copying what cannot be read twice to a scratch file", 0, "",
-                                 false);
-            for (auto const& reference : o.references) {
-                if (rereadable(reference)) {
-                    o.read_from.push_back(reference);
-                    continue;
-                }
-                copies.push_back(std::make_unique<io::spill_file>(temp_folder(o)));
-                copies.back()->copy_from(reference);
-                o.read_from.push_back(copies.back()->proc_path());
-            }
-        }
+        if (reads_twice) copy_what_cannot_be_read_twice(o, copies, progress);
         if (expected == 0 && codec::grows) {
             measured = true;
             census = count_references(o, threads, progress);
