@@ -17,15 +17,22 @@ namespace {
 
 // 26 bits below the bucket bits: two 13-bit radix passes per bucket, and on the benchmark
 // reference (37-bit fingerprints) 2048 buckets, whose tails (one cache line each, per thread) stay
-// in L2 while a thread scatters; 4096 buckets made the scatter ~35% of the build.
+// in L2 while a thread scatters; 4096 buckets made the scatter ~35% of the build. So never more
+// than 2048 buckets for longer fingerprints either, unless their part below the bucket bits
+// would not fit 32 bits: a third radix pass costs less than a scatter out of L2 (--append
+// gathers in the fingerprint space of the highest level it may write, 43 bits for 97.6 Mbp onto
+// 0.5 Mbp: 2^17 buckets took its gathering pass from ~4 s to ~13 s of CPU).
 constexpr unsigned low_bits_target = 26;
+constexpr unsigned scatter_bucket_bits = 11;
 constexpr unsigned min_bucket_bits = 6;
 constexpr unsigned max_bucket_bits = 20;
 
 unsigned bucket_bits_of(qf::geometry g) noexcept {
     unsigned const fp_bits = g.fingerprint_bits();
     unsigned const wanted = fp_bits > low_bits_target ? fp_bits - low_bits_target : 0;
-    return std::min(fp_bits, std::clamp(wanted, min_bucket_bits, max_bucket_bits));
+    unsigned const fits = fp_bits > 32 ? fp_bits - 32 : 0;
+    return std::min(fp_bits, std::clamp(std::max(fits, std::min(wanted, scatter_bucket_bits)),
+                                        min_bucket_bits, max_bucket_bits));
 }
 
 // LSD radix sort of values below 2^bits in digits of at most 13 bits (counters stay in L1), through
