@@ -762,7 +762,14 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
         return std::nullopt;  // not a stack this code knows how to extend
 
     // The highest level the new k-mers may need: their positions (an upper bound of the new
-    // distinct ones) against the rooms of the top at its final size and the levels above it.
+    // distinct ones, but for gzip files of sequence that compresses more than 4x) against the
+    // rooms of the top at its final size and the levels above it. No more: each level more costs
+    // the gathered fingerprints 2 bits, and the buckets at least 2^(bits - 32) (their scatter
+    // out of L2 doubled the pass's time). A level too few costs the pass: the inserts take over.
+    // J depends on the references' sizes on disk, so it decides which level a new k-mer goes to
+    // (the ranks below are of level J's fingerprints): the same files give the same index
+    // whatever the memory limit and threads; the same sequence compressed may not (the same
+    // k-mers and levels, spread over them otherwise).
     uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
     unsigned highest = top_index;
     {
