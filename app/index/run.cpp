@@ -791,12 +791,13 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     uint64_t const gathered_bytes = (bucket_bytes_per_position + 17) * positions;
     if (gathered_bytes + existing.file_bytes() > max_memory / 2) return std::nullopt;
 
-    uint32_t const buckets = fingerprint_buckets::bucket_count(gathered);
+    uint32_t const buckets = fingerprint_buckets::bucket_count(gathered, bucket_layout::few);
     size_t const per_bucket =
         static_cast<size_t>(1.1 * static_cast<double>(positions) / buckets / std::max(1u, threads));
     std::vector<uint64_t> fresh;  // the new fingerprints in `gathered`, sorted, without repeats
     {
-        fingerprint_buckets collected(gathered, 0, buckets, per_bucket);
+        fingerprint_buckets collected(gathered, 0, buckets, per_bucket, nullptr,
+                                      bucket_layout::few);
         new_kmer_buckets gather{collected, *levels};
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
