@@ -12,6 +12,10 @@
 #                 reads_1000000/mix.fq, made by `bench/peers/run.sh --data-only`)
 #   --qmer PATH   the qmer binary (default build/release/qmer)
 #   --out DIR     results folder (default bench/append/results/<date>)
+#   --onto INDEX  also append big.fa to a copy of INDEX (e.g. bench/scale/run.sh's 2.4 Gbp
+#                 index, bench/scale/work/index/random-2400000000-s1.qmer: a host-sized append)
+#                 and check the result against big.fa's exact k-mer set (needs its size free on
+#                 the disk of --out's scratch folder)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,6 +26,7 @@ threads=2
 data=$repo/bench/peers/work/data
 qmer=$repo/build/release/qmer
 out=
+onto=
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --reps) reps=$2; shift ;;
@@ -30,7 +35,8 @@ while [[ $# -gt 0 ]]; do
         --data) data=$2; shift ;;
         --qmer) qmer=$2; shift ;;
         --out) out=$2; shift ;;
-        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --onto) onto=$2; shift ;;
+        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -73,6 +79,11 @@ build() {
 build sorted "sorted append" --append -o "$scratch/sorted.qmer" "$data/big.fa"
 build inserted "inserts (--max-memory 3G)" --append --max-memory 3G -o "$scratch/inserted.qmer" "$data/big.fa"
 build one "one qmer index run" -o "$scratch/one.qmer" "$scratch/seed.fa" "$data/big.fa"
+if [[ -n "$onto" ]]; then
+    cp "$onto" "$scratch/onto.qmer"
+    build onto "sorted append onto $(basename "$onto") ($(stat -c %s "$onto") bytes)" \
+        --append -o "$scratch/onto.qmer" "$data/big.fa"
+fi
 
 # Queries, alternated: each index in turn, reps times; wall time of the whole command.
 qcsv=$out/queries.csv
@@ -88,11 +99,13 @@ done
 log "queries done"
 
 # No false negative: each read's kmers and hits against an exact k-mer set (the seed is part of
-# big.fa, so big.fa's k-mers are the exact set).
+# big.fa, so big.fa's k-mers are the exact set; for --onto, a subset of the index's k-mers, so
+# `hits` must still never fall below it, and the FPR column counts the other index's k-mers too).
 ecsv=$out/exact.csv
 echo "index,kmers_mismatch,hits_below_exact,kmer_fpr" > "$ecsv"
 if [[ -x "$exact" ]]; then
-    for name in one sorted inserted; do
+    for name in one sorted inserted $([[ -n "$onto" ]] && echo onto); do
+        [[ -e "$scratch/$name.tsv" ]] || "$qmer" query -t "$threads" -o "$scratch/$name.tsv" "$scratch/$name.qmer" "$scratch/reads.fq" 2> /dev/null
         "$exact" -k 31 -p 0.001 -r "$data/big.fa" "$scratch/reads.fq" "$scratch/$name.tsv" > "$scratch/exact.txt"
         get() { sed -n "s/^$1=//p" "$scratch/exact.txt"; }
         echo "$name,$(get kmers_mismatch),$(get hits_below_exact),$(get qmer_kmer_fpr)" >> "$ecsv"

@@ -24,7 +24,7 @@ def main():
     by_index = {}
     for q in queries:
         by_index.setdefault(q["index"], []).append(float(q["wall_s"]))
-    one = statistics.median(by_index["one"])
+    one = statistics.median(by_index["one"])  # the --onto index is not queried for speed
     print()
     print("| index | query wall, median (min) | speed against the one-level index |")
     print("|---|---|---|")
