@@ -906,7 +906,9 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     auto write_level = [&](size_t j, qf::rank_select_table const* stored) {
         return [&, j, stored](io::index_writer::word_sink const& emit) {
             planned_level const& l = plan[j];
-            qf::rank_select_writer writer(l.shape(), l.room);
+            // The room, or what the top holds already where inserts that raced with a push
+            // took it a little past its room (delta_grow + 1/32 at most, Theorem 2's bound).
+            qf::rank_select_writer writer(l.shape(), std::max(l.room, l.elements));
             std::vector<uint64_t> chunk;
             chunk.reserve(size_t{1} << 16);
             auto flush = [&] {
