@@ -213,7 +213,8 @@ inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_fil
         for (size_t j = 1; j < sections.size(); ++j)
             levels.push_back(
                 state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
-        return qf::rank_select_levels(std::move(levels));
+        return qf::rank_select_levels(std::move(levels),
+                                      index.header().hash.scheme == hash_scheme::minimizer_local);
     } catch (std::invalid_argument const& e) {
         throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
     }

@@ -51,6 +51,14 @@ template <typename Hashing, typename Filter>
     }
 }
 
+// A filter whose group count prefetches the lines of its later lookups itself, and wants only
+// the first of them prefetched as the hashes are made (rank_select_levels: the first level it
+// probes; each further level for the hashes that reach it).
+template <typename Filter>
+concept first_prefetching_filter = requires(Filter const& f, uint64_t h) {
+    f.prefetch_first(h);
+};
+
 // contains() for a filter that no thread writes any more (a loaded index during a query): the
 // locally locked filter then answers without read locks (contains_final).
 template <typename Filter>
@@ -169,7 +177,11 @@ uint64_t for_each_kmer_hash_grouped(Filter const& filter, Hashing const& hashing
         return true;
     };
     bool const finished = hashing.for_each(seq, [&](uint64_t h) {
-        prefetch_lookup<Hashing>(filter, h);
+        if constexpr (whole && first_prefetching_filter<Filter>) {
+            filter.prefetch_first(h);
+        } else {
+            prefetch_lookup<Hashing>(filter, h);
+        }
         group[n++] = h;
         if constexpr (can_stop) {
             return n < size || hand_over();

@@ -213,6 +213,8 @@ struct selecting {
     Table table;
     void prefetch(uint64_t h) const noexcept { table.prefetch(h); }
     void prefetch_local(uint64_t h) const noexcept { table.prefetch_local(h); }
+    void prefetch_first(uint64_t h) const noexcept requires requires { table.prefetch_first(h); }
+    { table.prefetch_first(h); }
     bool contains(uint64_t h) const noexcept { return table.template contains<Select>(h); }
     uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept requires requires {
         table.template count_contained<Select>(hashes);

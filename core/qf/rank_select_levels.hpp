@@ -27,8 +27,10 @@ namespace qmer::qf {
 class rank_select_levels {
   public:
     rank_select_levels() = default;
-    explicit rank_select_levels(std::vector<rank_select_table> levels)
-        : levels_(std::move(levels)), by_elements_(levels_.size()) {
+    // minimizer_local: the hashes asked about are minimizer-local (core/kmer/sequence_hashing.hpp),
+    // so the levels count_contained prefetches get the deeper prefetch (prefetch_local).
+    explicit rank_select_levels(std::vector<rank_select_table> levels, bool minimizer_local = false)
+        : levels_(std::move(levels)), by_elements_(levels_.size()), local_(minimizer_local) {
         // Fullest first: a present element is then found after the fewest levels (the newest
         // level of an appended index may hold only the few elements the append added).
         std::iota(by_elements_.begin(), by_elements_.end(), size_t{0});
@@ -49,21 +51,33 @@ class rank_select_levels {
     // registers across the group). Hash by hash, every lookup reloaded its level's fields and
     // branched on the level's answer before the next level's; level by level, the lookups of
     // one level are independent of each other and overlap.
+    //
+    // The lines of the first level probed are the caller's to prefetch (prefetch_first, as the
+    // hashes are made); each hash that level does not hold has its next level's lines asked for
+    // as it is found missing, a group's worth of lookups before they are read. Prefetching every
+    // level for every hash up front spent the memory system on the levels a present hash never
+    // reaches (2 of 3 k-mers of the mixed reads are found on the fullest level or the next): the
+    // 7-level index of 97.6 Mbp, 300 k mixed reads, 3.30 -> 2.32 s median.
     template <typename Select = rank_select::broadword_select>
     uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept {
         uint64_t hits = 0;
         std::array<uint64_t, pending_group> pending;
+        size_t const levels = by_elements_.size();
         while (!hashes.empty()) {
             size_t n = std::min(hashes.size(), pending_group);
             std::copy_n(hashes.begin(), n, pending.begin());
             hashes = hashes.subspan(n);
-            for (size_t const j : by_elements_) {
-                rank_select_table const view = levels_[j];
+            for (size_t at = 0; at < levels; ++at) {
+                rank_select_table const view = levels_[by_elements_[at]];
+                rank_select_table const* const next =
+                    at + 1 < levels ? &levels_[by_elements_[at + 1]] : nullptr;
                 size_t missed = 0;
                 for (size_t i = 0; i < n; ++i) {
                     uint64_t const h = pending[i];
                     pending[missed] = h;
-                    missed += !view.template contains<Select>(h);
+                    bool const found = view.template contains<Select>(h);
+                    if (!found && next != nullptr) prefetch_level(*next, h);
+                    missed += !found;
                 }
                 hits += n - missed;
                 n = missed;
@@ -71,6 +85,10 @@ class rank_select_levels {
             }
         }
         return hits;
+    }
+    // The prefetch of h before count_contained: the first level it probes.
+    void prefetch_first(uint64_t h) const noexcept {
+        if (!by_elements_.empty()) prefetch_level(levels_[by_elements_.front()], h);
     }
     void prefetch(uint64_t h) const noexcept {
         for (auto const& level : levels_) level.prefetch(h);
@@ -81,12 +99,7 @@ class rank_select_levels {
     // lies").
     static constexpr size_t deep_prefetch_min_bytes = size_t{16} << 20;
     void prefetch_local(uint64_t h) const noexcept {
-        for (auto const& level : levels_) {
-            if (level.memory_bytes() >= deep_prefetch_min_bytes)
-                level.prefetch_local(h);
-            else
-                level.prefetch(h);
-        }
+        for (auto const& level : levels_) prefetch_deep_if_large(level, h);
     }
 
     size_t levels() const noexcept { return levels_.size(); }
@@ -102,6 +115,20 @@ class rank_select_levels {
     }
 
   private:
+    static void prefetch_deep_if_large(rank_select_table const& level, uint64_t h) noexcept {
+        if (level.memory_bytes() >= deep_prefetch_min_bytes)
+            level.prefetch_local(h);
+        else
+            level.prefetch(h);
+    }
+    // One level's lines for h, deeper for minimizer-local hashes (see prefetch_local).
+    void prefetch_level(rank_select_table const& level, uint64_t h) const noexcept {
+        if (local_)
+            prefetch_deep_if_large(level, h);
+        else
+            level.prefetch(h);
+    }
+
     size_t sum(size_t (rank_select_table::*of)() const noexcept) const noexcept {
         size_t n = 0;
         for (auto const& l : levels_) n += (l.*of)();
@@ -113,6 +140,7 @@ class rank_select_levels {
 
     std::vector<rank_select_table> levels_;
     std::vector<size_t> by_elements_;  // level indexes, most elements first
+    bool local_ = false;               // minimizer-local hashes (the deeper prefetch)
 };
 
 }  // namespace qmer::qf

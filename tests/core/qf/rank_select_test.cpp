@@ -351,6 +351,31 @@ TEST(rank_select_levels, answer_as_the_expandable_filter) {
         ASSERT_EQ(levels.contains(h), f.contains(h)) << std::hex << h;
     }
     EXPECT_NEAR(levels.false_positive_rate(), f.false_positive_rate(), 1e-12);
+    // count_contained (level by level, fullest first, each level prefetched for the hashes that
+    // reach it) counts what contains() answers, for groups of every size around its pending
+    // group of 64, of stored and random hashes mixed, under both prefetch modes.
+    for (bool const local : {false, true}) {
+        std::vector<rank_select_table> again;
+        for (auto const& w : ws) again.push_back(w.view());
+        qf::rank_select_levels const grouped(std::move(again), local);
+        for (size_t size : {size_t{1}, size_t{7}, size_t{64}, size_t{65}, size_t{200}}) {
+            for (int round = 0; round < 200; ++round) {
+                std::vector<uint64_t> group;
+                uint64_t expected = 0;
+                for (size_t i = 0; i < size; ++i) {
+                    uint64_t const h = rng() % 2 ? in[rng() % in.size()] : rng();
+                    grouped.prefetch_first(h);
+                    group.push_back(h);
+                    expected += f.contains(h);
+                }
+                ASSERT_EQ(grouped.count_contained(group), expected) << size;
+                if (can_run_pdep_select()) {
+                    ASSERT_EQ(grouped.count_contained<qf::rank_select::pdep_select>(group),
+                              expected);
+                }
+            }
+        }
+    }
 }
 
 }  // namespace
