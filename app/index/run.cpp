@@ -752,10 +752,11 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     qf::rank_select_table const& top = levels->level(top_index);
     // How many doublings the top is short of its final size (0 for every level below the top).
     unsigned top_early = 0;
-    while (
-        top_early < stack::level_growths && stack::plan_level(m0, r0, top_index, top_early + 1) &&
-        stack::plan_level(m0, r0, top_index, top_early + 1)->g.canonical_slots() >= top.capacity())
-        ++top_early;
+    for (unsigned early = 1; early <= stack::level_growths; ++early) {
+        auto const smaller = stack::plan_level(m0, r0, top_index, early);
+        if (!smaller || smaller->g.canonical_slots() < top.capacity()) break;
+        top_early = early;
+    }
     auto const top_now = stack::plan_level(m0, r0, top_index, top_early);
     if (!top_now || top_now->g.canonical_slots() != top.capacity() ||
         top_now->g.remainder_bits != top.geometry().remainder_bits)
@@ -841,9 +842,8 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     // Each new fingerprint's level (an index into plan): the lowest ranks go to the top.
     std::vector<uint8_t> level_of(fresh.size(), 0);
     if (plan.size() > 1) {
-        std::vector<uint64_t> ranks(fresh.size());
-        for (size_t i = 0; i < fresh.size(); ++i) ranks[i] = level_rank(fresh[i]);
-        std::vector<uint64_t> sorted_ranks = ranks;
+        std::vector<uint64_t> sorted_ranks(fresh.size());
+        for (size_t i = 0; i < fresh.size(); ++i) sorted_ranks[i] = level_rank(fresh[i]);
         std::vector<uint64_t> last_rank;  // the highest rank each level but the last takes
         size_t from = 0;
         for (size_t j = 0; j + 1 < plan.size(); ++j) {
@@ -859,23 +859,25 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
         }
         sorted_ranks = {};
         for (size_t i = 0; i < fresh.size(); ++i) {
+            uint64_t const rank = level_rank(fresh[i]);  // again: no second 8 bytes a k-mer
             size_t j = 0;
-            while (j + 1 < plan.size() && (takes[j] == 0 || ranks[i] > last_rank[j])) ++j;
+            while (j + 1 < plan.size() && (takes[j] == 0 || rank > last_rank[j])) ++j;
             level_of[i] = static_cast<uint8_t>(j);
         }
     }
     // A level's elements: its own plus its new fingerprints, distinct in its space (two gathered
-    // fingerprints may share their top bits); known before the file's header is written.
+    // fingerprints may share their top bits); known before the file's header is written. `fresh`
+    // is sorted, so each level's share, shifted, is too: a repeat follows its twin.
     plan[0].elements = top.size();
-    for (size_t j = 0; j < plan.size(); ++j) {
-        uint64_t previous = 0;
-        bool any = false;
+    {
+        std::vector<uint64_t> previous(plan.size());
+        std::vector<bool> any(plan.size(), false);
         for (size_t i = 0; i < fresh.size(); ++i) {
-            if (level_of[i] != j) continue;
+            size_t const j = level_of[i];
             uint64_t const fp = fresh[i] >> plan[j].shift;
-            plan[j].elements += !any || fp != previous;
-            previous = fp;
-            any = true;
+            plan[j].elements += !any[j] || fp != previous[j];
+            previous[j] = fp;
+            any[j] = true;
         }
     }
 
