@@ -3,8 +3,10 @@
 // from the references one file after another; a parallel stage scans, hashes and inserts their
 // k-mers.
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
+#include <tbb/parallel_sort.h>
 
 #include <atomic>
 #include <bit>
@@ -661,42 +663,47 @@ void note_levels(index_options const& o, size_t levels) {
 }
 
 // --append by a sorted merge (issue 16: an append should not insert k-mer by k-mer, ~95 ns each
-// and far more into a minimizer-local index, whose windows crowd clusters): the new k-mers that
-// no level holds are gathered into sorted buckets (fingerprint_buckets, the sorted build's), and
-// written as one sequential pass per level (rank_select::rank_select_writer): the top level
-// merged with its stored fingerprints, and where it has no room for them all, the levels the
-// filter would push after it, each filled to its room (delta_grow of its slots) and the last
-// one at the smallest of the sizes a pushed level passes through that holds what is left; the
-// levels below the top copied word for word. Taken when the index is the default filter in the
-// rank-select layout without cascading inserts, the references can be read (files) and their
-// fingerprints fit in memory. Otherwise, or when a level does not fit its slots, it returns
-// nothing and writes nothing, and the caller appends k-mer by k-mer as before.
+// and far more into a minimizer-local index, whose windows crowd clusters): the hashes of the new
+// k-mers that no level holds are gathered, sorted and made distinct, and written as one
+// sequential pass per level (rank_select::rank_select_writer): the top level merged with its
+// stored fingerprints (at the smallest size it passes through that holds them, or its final
+// size, filled to its room), and where it has no room for them all, one new level holding the
+// rest, sized for them (expandable_filter::plan_sized_level: the slots they need at --fill,
+// the remainder bits of the level's place in the stack); the levels below the top copied word for
+// word. Taken when the index is the default filter in the rank-select layout without cascading
+// inserts, the references can be read (files) and their hashes fit in memory. Otherwise, or when
+// a level does not fit its slots, it returns nothing and writes nothing, and the caller appends
+// k-mer by k-mer as before.
 //
-// Fingerprints of every level at once: level i's fingerprint space is m0 2^(r0 + 2i)
-// (core/qf/expandable.hpp), so the fingerprints of the highest level J that may be written,
-// shifted right by 2 (J - i), are exactly level i's (floor(floor(x 2^t) / 2^t) = floor(x));
-// they are gathered in level J's space. Which new k-mer goes to which level does not matter to a
-// query (it looks in every level); a level's k-mers must only be spread over its whole table, as
-// the inserts' are: each goes where a mix of its fingerprint ranks it, the lowest ranks to the
-// top level and so on up. A level's FPR is its elements over its fingerprint space, as with
-// inserts, and no level holds more than its room: Theorem 2's bound holds as it does for them.
+// One sized level rather than the levels the filter would push one by one (level i with 2^i
+// times level 0's slots and R0 + i remainder bits): an index grown 64x had 7 levels, 22 bits per
+// k-mer, and each absent k-mer was looked up in all 7 (0.31x a one-level index's queries,
+// bench/append/README.md); with one sized level it has 2, about the bits per k-mer of a
+// one-level index. Theorem 2's bound holds as for the pushed levels (core/qf/expandable.hpp,
+// "Sized levels"). Which new k-mer goes to the top and which to the new level does not matter to
+// a query (it looks in every level); each level's k-mers must only be spread over its whole
+// table: each goes where a mix of its hash ranks it, the lowest ranks to the top.
 //
-// The index it writes holds the same k-mers as the inserts' (up to which k-mers share a
-// fingerprint with one already stored: both store a fingerprint once per level), with as many
-// levels or fewer, so it loads, queries and appends alike. Returns the elements of the new index
-// and the levels it added, or nothing.
+// Hashes, not fingerprints, are gathered: the new level's fingerprint space (its slots times
+// 2^(R0 + i)) is no power-of-two multiple of the top's, so one level's fingerprint cannot be had
+// from the other's. The index it writes holds the same k-mers as the inserts' (up to which k-mers
+// share a fingerprint with one already stored: both store a fingerprint once per level), in
+// fewer levels, and loads, queries and appends alike. Returns the elements of the new index and
+// the levels it added, or nothing.
 struct merge_did_not_fit {};
 
 // The gathering pass's filter: k-mers that some level holds already are left out (an insert
-// checks them too), the rest go to the buckets. So no gathered fingerprint is one the top level
-// stores (contains() compares exactly that fingerprint), and the merged top level holds its own
-// elements plus the gathered ones, distinct: a size known before the level is written.
-struct new_kmer_buckets {
-    fingerprint_buckets& buckets;
+// checks them too), the rest are kept, each reading thread's in a vector of its own. So no
+// gathered hash has a fingerprint the top level stores (contains() compares exactly that
+// fingerprint), and the merged top level holds its own elements plus the gathered ones,
+// distinct: a size known before the level is written.
+struct new_kmer_hashes {
+    tbb::enumerable_thread_specific<std::vector<uint64_t>>& kept;
     qf::rank_select_levels const& levels;
     insert_result insert(uint64_t h) {
         if (levels.contains(h)) return insert_result::already_present;
-        return buckets.insert(h);
+        kept.local().push_back(h);
+        return insert_result::inserted;
     }
     void prefetch(uint64_t h) const noexcept { levels.prefetch(h); }
     size_t memory_bytes() const noexcept { return 0; }  // planned up front
@@ -708,7 +715,6 @@ struct planned_level {
     qf::expandable_filter::level_table table;
     uint64_t room = 0;      // the elements it takes before it would grow or push the next level
     uint64_t elements = 0;  // what it will hold once written
-    unsigned shift = 0;     // its fingerprint: the gathered one >> shift
 
     qf::rank_select::shape shape() const noexcept {
         return {table.g.canonical_slots(), table.total_slots, table.g.remainder_bits};
@@ -719,11 +725,12 @@ struct planned_level {
     }
 };
 
-// The rank a gathered fingerprint's level is chosen by: a bijective mix of it (the k-mer hash's
-// finalizer, core/kmer/hash.hpp), so that the fingerprints each level takes are spread over its
-// table like the ones before it.
-uint64_t level_rank(uint64_t fp) noexcept {
-    return kmer_hasher{}(fp);
+// The rank a gathered hash's level is chosen by: a bijective mix of it (the k-mer hash's
+// finalizer, core/kmer/hash.hpp; a minimizer-local hash's top bits are its window's, shared with
+// its neighbours), so that the k-mers each level takes are spread over its table like the ones
+// before them.
+uint64_t level_rank(uint64_t h) noexcept {
+    return kmer_hasher{}(h);
 }
 
 struct sorted_append {
@@ -750,139 +757,109 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     };
     auto const top_index = static_cast<unsigned>(levels->levels() - 1);
     qf::rank_select_table const& top = levels->level(top_index);
-    // How many doublings the top is short of its final size (0 for every level below the top).
+    auto const top_final = stack::plan_level(m0, r0, top_index, 0);
+    if (!top_final || top.geometry().remainder_bits < top_final->g.remainder_bits)
+        return std::nullopt;  // not a stack this code knows how to extend
+    // The top's shapes, from the one it has now: its own where it is sized (above its final
+    // size, which it never leaves); else its final size's, `early` doublings short of it.
+    bool const top_sized = top.capacity() > top_final->g.canonical_slots();
     unsigned top_early = 0;
-    for (unsigned early = 1; early <= stack::level_growths; ++early) {
+    for (unsigned early = 1; !top_sized && early <= stack::level_growths; ++early) {
         auto const smaller = stack::plan_level(m0, r0, top_index, early);
         if (!smaller || smaller->g.canonical_slots() < top.capacity()) break;
         top_early = early;
     }
-    auto const top_now = stack::plan_level(m0, r0, top_index, top_early);
-    if (!top_now || top_now->g.canonical_slots() != top.capacity() ||
-        top_now->g.remainder_bits != top.geometry().remainder_bits)
-        return std::nullopt;  // not a stack this code knows how to extend
+    auto top_at = [&](unsigned early) -> qf::expandable_filter::level_table {
+        if (top_sized)
+            return {top.geometry(), static_cast<size_t>(sections[top_index + 1].params[2])};
+        return *stack::plan_level(m0, r0, top_index, early);
+    };
+    if (auto const now = top_at(top_early); now.g.canonical_slots() != top.capacity() ||
+                                            now.g.remainder_bits != top.geometry().remainder_bits)
+        return std::nullopt;
 
-    // The highest level the new k-mers may need: their positions (an upper bound of the new
-    // distinct ones, but for gzip files of sequence that compresses more than 4x) against the
-    // rooms of the top at its final size and the levels above it. No more: each level more costs
-    // the gathered fingerprints 2 bits, and the buckets at least 2^(bits - 32) (their scatter
-    // out of L2 doubled the pass's time). A level too few costs the pass: the inserts take over.
-    // J depends on the references' sizes on disk, so it decides which level a new k-mer goes to
-    // (the ranks below are of level J's fingerprints): the same files give the same index
-    // whatever the memory limit and threads; the same sequence compressed may not (the same
-    // k-mers and levels, spread over them otherwise).
+    // In memory only, beside the mapped index, within half the limit: the gathered hashes (8
+    // bytes a k-mer position, from the files' sizes; 16 at most while the reading threads'
+    // vectors are joined), then the distinct ones with a byte for their level and the levels'
+    // fingerprints (8 more each; their ranks, 8 bytes each, come and go before).
     uint64_t const positions = estimate_kmers_from_sizes(read_paths(o));
-    unsigned highest = top_index;
-    {
-        uint64_t capacity = room_of(stack::plan_level(m0, r0, top_index, 0)->g);
-        capacity -= std::min(capacity, top.size());
-        while (capacity < positions) {
-            auto const next = stack::plan_level(m0, r0, highest + 1, 0);
-            if (!next || !fingerprint_buckets::supports(next->g)) break;
-            ++highest;
-            capacity += room_of(next->g);
-        }
-    }
-    qf::geometry const gathered = stack::plan_level(m0, r0, highest, 0)->g;
-    if (!fingerprint_buckets::supports(gathered)) return std::nullopt;
-    // In memory only: the buckets (5 bytes a k-mer position, from the files' sizes), the sorted
-    // new fingerprints and their ranks (8 bytes each, at most one a position) and their levels
-    // (a byte) beside the mapped index must stay within half the limit (the levels are written
-    // as they are merged).
-    uint64_t const gathered_bytes = (bucket_bytes_per_position + 17) * positions;
-    if (gathered_bytes + existing.file_bytes() > max_memory / 2) return std::nullopt;
+    if (17 * positions + existing.file_bytes() > max_memory / 2) return std::nullopt;
 
-    uint32_t const buckets = fingerprint_buckets::bucket_count(gathered, bucket_layout::few);
-    size_t const per_bucket =
-        static_cast<size_t>(1.1 * static_cast<double>(positions) / buckets / std::max(1u, threads));
-    std::vector<uint64_t> fresh;  // the new fingerprints in `gathered`, sorted, without repeats
+    std::vector<uint64_t> fresh;  // the new k-mers' hashes, sorted, without repeats
     {
-        fingerprint_buckets collected(gathered, 0, buckets, per_bucket, nullptr,
-                                      bucket_layout::few);
-        new_kmer_buckets gather{collected, *levels};
+        tbb::enumerable_thread_specific<std::vector<uint64_t>> kept;
+        new_kmer_hashes gather{kept, *levels};
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
             insert_references(gather, hashing, o, threads, counts, progress, ~uint64_t{0});
         });
         progress.begin_phase("sorting k-mers", 1, "", false);
-        collected.append_to(
-            [&](std::span<uint64_t const> fps) {
-                fresh.insert(fresh.end(), fps.begin(), fps.end());
-                return fps.size();
-            },
-            threads, &progress);
+        size_t total = 0;
+        for (auto const& v : kept) total += v.size();
+        fresh.reserve(total);
+        for (auto& v : kept) {
+            fresh.insert(fresh.end(), v.begin(), v.end());
+            std::vector<uint64_t>().swap(v);
+        }
+        tbb::parallel_sort(fresh.begin(), fresh.end());
+        fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
     }
 
-    // The levels to write, from the top up: the top at the smallest size it passes through that
-    // holds its elements and the new ones, or at its final size, full, and new levels after it.
-    auto level_at = [&](unsigned i, unsigned early) {
-        planned_level l;
-        l.table = *stack::plan_level(m0, r0, i, early);
-        l.room = room_of(l.table.g);
-        l.shift = 2 * (highest - i);
-        return l;
-    };
+    // The levels to write: the top at the smallest size it passes through that holds its
+    // elements and the new ones, or at its final size, full, and then one level sized for the
+    // rest.
     std::vector<planned_level> plan;
-    std::vector<uint64_t> takes;  // of the new fingerprints, by level of `plan`
+    std::vector<uint64_t> takes;  // of the new k-mers, by level of `plan`
     {
-        uint64_t left = fresh.size();
-        for (unsigned i = top_index; left != 0 || plan.empty(); ++i) {
-            if (i > highest) return std::nullopt;  // more than the sizes promised
-            uint64_t const already = i == top_index ? top.size() : 0;
-            unsigned early = i == top_index ? top_early : stack::level_growths;
-            while (early > 0 && already + left > level_at(i, early).room) --early;
-            planned_level l = level_at(i, early);
-            uint64_t const take = std::min(left, l.room - std::min(l.room, already));
-            if (take == 0 && i != top_index) return std::nullopt;
-            plan.push_back(l);
-            takes.push_back(take);
-            left -= take;
+        uint64_t const left = fresh.size();
+        unsigned early = top_early;
+        while (early > 0 && top.size() + left > room_of(top_at(early).g)) --early;
+        planned_level l;
+        l.table = top_at(early);
+        l.room = room_of(l.table.g);
+        plan.push_back(l);
+        takes.push_back(std::min(left, l.room - std::min(l.room, top.size())));
+        if (takes[0] < left) {
+            auto const sized =
+                stack::plan_sized_level(m0, r0, top_index + 1, left - takes[0], o.fill);
+            if (!sized) return std::nullopt;
+            planned_level next;
+            next.table = *sized;
+            next.room = room_of(sized->g);
+            plan.push_back(next);
+            takes.push_back(left - takes[0]);
         }
     }
-    // Each new fingerprint's level (an index into plan): the lowest ranks go to the top.
+    // Each new hash's level (an index into plan): the lowest ranks go to the top.
     std::vector<uint8_t> level_of(fresh.size(), 0);
     if (plan.size() > 1) {
-        std::vector<uint64_t> sorted_ranks(fresh.size());
-        for (size_t i = 0; i < fresh.size(); ++i) sorted_ranks[i] = level_rank(fresh[i]);
-        std::vector<uint64_t> last_rank;  // the highest rank each level but the last takes
-        size_t from = 0;
-        for (size_t j = 0; j + 1 < plan.size(); ++j) {
-            if (takes[j] == 0) {
-                last_rank.push_back(0);  // takes nothing: only a top without room
-                continue;
-            }
-            auto const nth = sorted_ranks.begin() + static_cast<ptrdiff_t>(from + takes[j] - 1);
-            std::nth_element(sorted_ranks.begin() + static_cast<ptrdiff_t>(from), nth,
-                             sorted_ranks.end());
-            last_rank.push_back(*nth);
-            from += takes[j];
+        uint64_t last_rank = 0;  // the highest rank the top takes
+        if (takes[0] != 0) {
+            std::vector<uint64_t> ranks(fresh.size());
+            for (size_t i = 0; i < fresh.size(); ++i) ranks[i] = level_rank(fresh[i]);
+            auto const nth = ranks.begin() + static_cast<ptrdiff_t>(takes[0] - 1);
+            std::nth_element(ranks.begin(), nth, ranks.end());
+            last_rank = *nth;
         }
-        sorted_ranks = {};
-        for (size_t i = 0; i < fresh.size(); ++i) {
-            uint64_t const rank = level_rank(fresh[i]);  // again: no second 8 bytes a k-mer
-            size_t j = 0;
-            while (j + 1 < plan.size() && (takes[j] == 0 || rank > last_rank[j])) ++j;
-            level_of[i] = static_cast<uint8_t>(j);
-        }
+        for (size_t i = 0; i < fresh.size(); ++i)
+            level_of[i] = takes[0] == 0 || level_rank(fresh[i]) > last_rank;
     }
-    // A level's elements: its own plus its new fingerprints, distinct in its space (two gathered
-    // fingerprints may share their top bits); known before the file's header is written. `fresh`
-    // is sorted, so each level's share, shifted, is too: a repeat follows its twin.
-    plan[0].elements = top.size();
-    {
-        std::vector<uint64_t> previous(plan.size());
-        std::vector<bool> any(plan.size(), false);
-        for (size_t i = 0; i < fresh.size(); ++i) {
-            size_t const j = level_of[i];
-            uint64_t const fp = fresh[i] >> plan[j].shift;
-            plan[j].elements += !any[j] || fp != previous[j];
-            previous[j] = fp;
-            any[j] = true;
-        }
+    // Each level's new fingerprints, sorted and distinct (two hashes may share a fingerprint); a
+    // level's elements, its own plus these, are then known before the file's header is written.
+    std::vector<std::vector<uint64_t>> adds(plan.size());
+    for (size_t j = 0; j < plan.size(); ++j) adds[j].reserve(takes[j]);
+    for (size_t i = 0; i < fresh.size(); ++i)
+        adds[level_of[i]].push_back(plan[level_of[i]].table.g.fingerprint(fresh[i]));
+    fresh = {};
+    level_of = {};
+    for (size_t j = 0; j < plan.size(); ++j) {
+        // Sorted hashes give sorted fingerprints (fingerprint() is monotonic): no sort needed.
+        adds[j].erase(std::unique(adds[j].begin(), adds[j].end()), adds[j].end());
+        plan[j].elements = (j == 0 ? top.size() : 0) + adds[j].size();
     }
 
     // The new index: the header and the sections as they were, but for the top level and the
-    // levels after it; each of those written while the file is, its fingerprints merged in
+    // level after it; each of those written while the file is, its fingerprints merged in
     // order, never held whole in memory. Ctrl-C is seen between chunks: the writer, destroyed
     // without commit(), removes its temporary file and the index stays as it was.
     io::index_header out = header;
@@ -901,7 +878,7 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     out.qmer_version = QMER_VERSION;
     out.command = o.command_line;
     out.inputs.insert(out.inputs.end(), o.references.begin(), o.references.end());
-    progress.begin_phase(plan.size() > 1 ? "writing the top level and the new levels"
+    progress.begin_phase(plan.size() > 1 ? "writing the top level and a new level"
                                          : "merging into the top level and writing the index",
                          0, "", false);
     // Level plan[j], from `stored` (the top's own fingerprints, or none) merged with its share.
@@ -922,24 +899,14 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
                 chunk.push_back(fp);
                 if (chunk.size() == chunk.capacity()) flush();
             };
+            std::vector<uint64_t> const& mine = adds[j];
             size_t next = 0;
-            // The next new fingerprint of this level at or after `next`, or none.
-            auto advance = [&] {
-                while (next < fresh.size() && level_of[next] != j) ++next;
-            };
-            advance();
             if (stored)
                 stored->for_each_fingerprint([&](uint64_t fp) {
-                    for (; next < fresh.size() && (fresh[next] >> l.shift) < fp; advance()) {
-                        put(fresh[next] >> l.shift);
-                        ++next;
-                    }
+                    for (; next < mine.size() && mine[next] < fp; ++next) put(mine[next]);
                     put(fp);
                 });
-            for (; next < fresh.size(); advance()) {
-                put(fresh[next] >> l.shift);
-                ++next;
-            }
+            for (; next < mine.size(); ++next) put(mine[next]);
             flush();
             if (writer.finish(emit) != l.elements) throw merge_did_not_fit{};
         };

@@ -18,26 +18,15 @@ namespace {
 // 26 bits below the bucket bits: two 13-bit radix passes per bucket, and on the benchmark
 // reference (37-bit fingerprints) 2048 buckets, whose tails (one cache line each, per thread) stay
 // in L2 while a thread scatters; 4096 buckets made the scatter ~35% of the build. Every build of
-// g shares this layout (bucket_layout::shared): the window marks judge only windows inside one
-// bucket, so it is part of what makes the index the same whatever the memory limit.
+// g shares this layout: the window marks judge only windows inside one bucket, so it is part of
+// what makes the index the same whatever the memory limit.
 constexpr unsigned low_bits_target = 26;
 constexpr unsigned min_bucket_bits = 6;
 constexpr unsigned max_bucket_bits = 20;
-// bucket_layout::few: at most 2^11 buckets for longer fingerprints too, unless their part below
-// the bucket bits would not fit 32 bits. A third radix pass costs less than a scatter out of L2
-// (--append gathers 43-bit fingerprints for 97.6 Mbp onto 0.5 Mbp: 2^17 buckets took the whole
-// append 26-29 s of CPU, 2^11 12 s); spilled builds' bins are not helped by it (a 2.4 Gbp build
-// took 163 s against 133 s with one bucket a bin), so only a pass without window marks takes it.
-constexpr unsigned few_bucket_bits = 11;
 
-unsigned bucket_bits_of(qf::geometry g, bucket_layout layout = bucket_layout::shared) noexcept {
+unsigned bucket_bits_of(qf::geometry g) noexcept {
     unsigned const fp_bits = g.fingerprint_bits();
     unsigned const wanted = fp_bits > low_bits_target ? fp_bits - low_bits_target : 0;
-    if (layout == bucket_layout::few) {
-        unsigned const fits = fp_bits > 32 ? fp_bits - 32 : 0;
-        return std::min(fp_bits, std::clamp(std::max(fits, std::min(wanted, few_bucket_bits)),
-                                            min_bucket_bits, max_bucket_bits));
-    }
     return std::min(fp_bits, std::clamp(wanted, min_bucket_bits, max_bucket_bits));
 }
 
@@ -165,16 +154,15 @@ bool fingerprint_buckets::supports(qf::geometry g) noexcept {
     return g.fingerprint_bits() <= 32 + max_bucket_bits;
 }
 
-uint32_t fingerprint_buckets::bucket_count(qf::geometry g, bucket_layout layout) noexcept {
-    return uint32_t{1} << bucket_bits_of(g, layout);
+uint32_t fingerprint_buckets::bucket_count(qf::geometry g) noexcept {
+    return uint32_t{1} << bucket_bits_of(g);
 }
 
 fingerprint_buckets::fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last,
-                                         size_t reserve_per_bucket, window_marks* marks,
-                                         bucket_layout layout)
+                                         size_t reserve_per_bucket, window_marks* marks)
     : g_(g),
       marks_(marks),
-      low_bits_(g.fingerprint_bits() - bucket_bits_of(g, marks ? bucket_layout::shared : layout)),
+      low_bits_(g.fingerprint_bits() - bucket_bits_of(g)),
       low_mask_(low_bits_ == 0 ? 0 : ~uint64_t{0} >> (64 - low_bits_)),
       first_(first),
       last_(last),

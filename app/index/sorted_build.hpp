@@ -105,27 +105,21 @@ struct window_marks {
 // inserted one by one afterwards).
 using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 
-// How many buckets a pass over g's fingerprints keeps (sorted_build.cpp has the sizes): `shared`,
-// the layout of every build of g (window marks depend on it); `few`, fewer for long fingerprints,
-// for a pass that marks no windows (--append's).
-enum class bucket_layout { shared, few };
-
 // Fingerprints of one pass, bucketed by their top bits. insert() is called from the reading
 // pipeline's threads: each thread fills buckets of its own (no sharing, no atomics).
 class fingerprint_buckets {
   public:
     // g: the geometry the fingerprints are taken in; the pass keeps buckets [first, last). Each
     // thread's buckets start with room for reserve_per_bucket fingerprints (growing a vector
-    // copies it and, at its peak, holds twice its size). With marks, the layout is shared.
+    // copies it and, at its peak, holds twice its size). Every pass over g has the same buckets
+    // (sorted_build.cpp: the window marks depend on them).
     fingerprint_buckets(qf::geometry g, uint32_t first, uint32_t last,
-                        size_t reserve_per_bucket = 0, window_marks* marks = nullptr,
-                        bucket_layout layout = bucket_layout::shared);
+                        size_t reserve_per_bucket = 0, window_marks* marks = nullptr);
 
     // Whether this layout can hold g's fingerprints (the part below the bucket bits in 32 bits
     // with at most 2^20 buckets: fingerprints of up to 52 bits).
     static bool supports(qf::geometry g) noexcept;
-    static uint32_t bucket_count(qf::geometry g,
-                                 bucket_layout layout = bucket_layout::shared) noexcept;
+    static uint32_t bucket_count(qf::geometry g) noexcept;
 
     insert_result insert(uint64_t h) {
         uint64_t const fp = g_.fingerprint(h);

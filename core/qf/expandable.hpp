@@ -67,6 +67,16 @@
 // freeze() seals every level, the top included, in both modes, for a filter that only answers
 // queries.
 //
+// Sized levels: a level written whole (qmer index --append's sorted merge, app/index/run.cpp) may
+// have more canonical slots than its final size, as many as its elements need at the build's
+// fill, with the remainder bits of its place in the stack (R0 + i). Theorem 2 is untouched: a
+// level's false-positive share is its fill times 2^-(R0 + i), whatever its slot count, and its
+// fill stays under delta_grow + 1/32 like any level's. What it buys: an append 64x the index
+// writes one level instead of six, and a query of an absent k-mer looks in two levels instead of
+// seven, the second with 2^-(R0 + 1) remainders (the bits per k-mer of a one-level index) instead
+// of up to 2^-(R0 + 6). A sized level never grows; the top one takes inserts up to delta_grow of
+// its slots, and then the next level is pushed at its ordinary size.
+//
 // Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
 // level's final table. live_memory_bytes() counts the current tables only.
@@ -194,9 +204,10 @@ class expandable_filter {
             leave(announced, n - 1);
             switch (result) {
                 case insert_result::inserted:
+                    // At its final size (or sized, larger): the capacity is its final slots.
                     if (top.geometry().quotient_bits >= q0_ + n - 1 &&
                         static_cast<double>(top.size()) >=
-                            options_.grow_at * static_cast<double>(m0_ << (n - 1)))
+                            options_.grow_at * static_cast<double>(top.capacity()))
                         push_level(n);
                     return insert_result::inserted;
                 case insert_result::already_present:
@@ -373,6 +384,23 @@ class expandable_filter {
         geometry const final_g = final_geometry(m0, r0, i);
         return level_table{final_g.shrunk(early), total_slots_before_final(final_g, early)};
     }
+    // Level i sized for `elements` at `fill` (see "Sized levels" at the top): its final size if
+    // they fit it, else the fewest canonical slots, a multiple of 64, that hold them at that fill,
+    // with R0 + i remainder bits; nothing when such a level cannot exist.
+    static std::optional<level_table> plan_sized_level(uint64_t m0, unsigned r0, unsigned i,
+                                                       uint64_t elements, double fill) {
+        auto const standard = plan_level(m0, r0, i, 0);
+        if (!standard) return std::nullopt;
+        constexpr uint64_t unit = 64;
+        double const wanted = std::ceil(static_cast<double>(elements) / fill);
+        if (wanted <= static_cast<double>(standard->g.canonical_slots())) return standard;
+        if (wanted > std::ldexp(1.0, max_quotient_bits)) return std::nullopt;
+        uint64_t const m = (static_cast<uint64_t>(wanted) + unit - 1) / unit * unit;
+        geometry const g = geometry::with_slots(m, r0 + i);
+        if (g.quotient_bits > max_quotient_bits || g.fingerprint_bits() > max_fingerprint_bits)
+            return std::nullopt;
+        return level_table{g, m + overflow_slots_for(m)};
+    }
 
     locally_locked_filter const& level(unsigned i) const {
         if (i >= levels()) throw std::out_of_range("expandable filter: no such level");
@@ -459,13 +487,22 @@ class expandable_filter {
             auto const& lp = a.params;
             geometry const final_g = f->final_geometry(j);
             if (!f->level_possible(j)) fail("level " + std::to_string(j) + " cannot exist");
-            // The level is at its final size, or (the top only) on its way there.
+            // The level is at its final size, or (the top only) on its way there, or sized
+            // (larger than its final size, its remainder bits those of its place: see top).
+            bool const sized =
+                lp.size() == 5 && lp[1] == final_g.remainder_bits &&
+                lp[4] > final_g.canonical_slots() && lp[0] <= max_quotient_bits &&
+                lp[0] + lp[1] <= max_fingerprint_bits &&
+                geometry::with_slots(lp[4], final_g.remainder_bits).quotient_bits == lp[0];
             bool const shape_ok = lp[0] + lp[1] == final_g.fingerprint_bits() &&
                                   lp[0] <= final_g.quotient_bits &&
                                   lp[0] + level_growths >= final_g.quotient_bits &&
                                   (j + 1 == n || lp[0] == final_g.quotient_bits);
-            if (!shape_ok) fail("level " + std::to_string(j) + ": geometry does not fit the stack");
-            geometry const g = final_g.shrunk(final_g.quotient_bits - static_cast<unsigned>(lp[0]));
+            if (!shape_ok && !sized)
+                fail("level " + std::to_string(j) + ": geometry does not fit the stack");
+            geometry const g =
+                sized ? geometry::with_slots(lp[4], final_g.remainder_bits)
+                      : final_g.shrunk(final_g.quotient_bits - static_cast<unsigned>(lp[0]));
             if (lp.size() == 5 && lp[4] != g.canonical_slots())
                 fail("level " + std::to_string(j) + ": slot count does not fit the stack");
             if (lp[3] > lp[2]) fail("level " + std::to_string(j) + ": more elements than slots");

@@ -502,6 +502,59 @@ TEST(expandable, plan_level_is_the_shape_the_filter_gives_each_level) {
     EXPECT_FALSE(expandable_filter::plan_level(m0, r0, expandable_filter::max_levels, 0));
 }
 
+// A sized level (--append's sorted merge): its final size when the elements fit it, else the
+// fewest slots (a multiple of 64) holding them at the fill, with its place's remainder bits, so
+// that its false-positive share is its place's. Loaded, it takes inserts up to delta_grow of its
+// own slots and then pushes the next level at that level's ordinary size; every key is found.
+TEST(expandable, a_sized_level_holds_its_elements_and_loads_as_a_level) {
+    expandable_filter f(expected_for_initial_capacity(size_t{1} << 10), 0.001);
+    auto const stack = f.arrays()[0].params;
+    uint64_t const m0 = stack[8];
+    auto const r0 = static_cast<unsigned>(stack[7]);
+    auto const standard = expandable_filter::plan_level(m0, r0, 1, 0);
+    auto const small = expandable_filter::plan_sized_level(m0, r0, 1, 100, 0.9);
+    ASSERT_TRUE(small && standard);
+    EXPECT_EQ(small->g.canonical_slots(), standard->g.canonical_slots());
+    EXPECT_EQ(small->total_slots, standard->total_slots);
+    uint64_t const elements = 40 * m0;
+    auto const sized = expandable_filter::plan_sized_level(m0, r0, 1, elements, 0.9);
+    ASSERT_TRUE(sized);
+    EXPECT_EQ(sized->g.remainder_bits, r0 + 1);
+    EXPECT_EQ(sized->g.canonical_slots() % 64, 0u);
+    EXPECT_GE(0.9 * static_cast<double>(sized->g.canonical_slots()), static_cast<double>(elements));
+    EXPECT_LT(0.9 * static_cast<double>(sized->g.canonical_slots() - 64),
+              static_cast<double>(elements));
+    EXPECT_FALSE(expandable_filter::plan_sized_level(m0, r0, 1, uint64_t{1} << 60, 0.9));
+
+    // A stack of level 0 (filled by inserts) and a sized level 1 written from keys' hashes.
+    auto const keys = distinct_keys(
+        static_cast<size_t>(0.95 * static_cast<double>(m0)) + static_cast<size_t>(elements), 91);
+    size_t const on_level0 = static_cast<size_t>(0.9 * static_cast<double>(m0));
+    for (size_t i = 0; i < on_level0; ++i) ASSERT_NE(f.insert(keys[i]), insert_result::full);
+    ASSERT_EQ(f.levels(), 1u);
+    auto arrays = f.arrays();
+    arrays[0].params[5] = 2;
+    qmer::qf::locally_locked_filter level1(sized->g, sized->total_slots, {});
+    for (size_t i = on_level0; i < on_level0 + elements; ++i)
+        ASSERT_NE(level1.insert(keys[i]), insert_result::full);
+    auto const g = level1.geometry();
+    arrays.push_back({{g.quotient_bits, g.remainder_bits, level1.total_slots(), level1.size(),
+                       g.canonical_slots()},
+                      qmer::atomic_words(level1.groups())});
+    auto const loaded = expandable_filter::from_arrays(arrays);
+    ASSERT_EQ(loaded->levels(), 2u);
+    for (size_t i = 0; i < on_level0 + elements; ++i) ASSERT_TRUE(loaded->contains(keys[i])) << i;
+    // Inserts: level 1 is at its room already, so the next one pushes level 2 at its own size.
+    for (size_t i = on_level0 + elements; i < keys.size(); ++i) loaded->insert(keys[i]);
+    ASSERT_EQ(loaded->levels(), 3u);
+    EXPECT_EQ(loaded->level_stats()[2].final_quotient_bits,
+              expandable_filter::plan_level(m0, r0, 2, 0)->g.quotient_bits);
+    for (uint64_t const k : keys) ASSERT_TRUE(loaded->contains(k));
+    // A sized level with other remainder bits than its place's does not load.
+    arrays[2].params[1] += 1;
+    EXPECT_THROW(expandable_filter::from_arrays(arrays), std::invalid_argument);
+}
+
 // release_retired_tables(): memory falls to the live tables, answers do not change, and the
 // filter keeps growing afterwards.
 TEST(expandable, release_retired_tables_keeps_the_answers) {
