@@ -117,10 +117,12 @@ void decode_hash_scheme(byte_parser& in, index_header& h, std::string const& pat
     h.hash.minimizer_length = in.get<uint32_t>();
     h.hash.window_bits = in.get<uint32_t>();
     auto const words = in.get<uint64_t>();
-    if (scheme > static_cast<uint32_t>(hash_scheme::minimizer_local))
+    if (scheme > static_cast<uint32_t>(hash_scheme::minimizer_local_levels))
         throw index_error("'" + path + "': unknown hash scheme " + std::to_string(scheme) +
                           " (built by a newer qmer?)");
     h.hash.scheme = static_cast<hash_scheme>(scheme);
+    if (h.hash.scheme == hash_scheme::minimizer_local_levels && h.format_version < 6)
+        throw damaged("hash scheme 2 before format 6");
     if (h.hash.scheme == hash_scheme::plain) {
         if (words != 0) throw damaged("plain hash scheme with a window bitmap");
         return;

@@ -32,7 +32,10 @@ namespace qmer::io {
 // 5: the external-locks filter's slots keep their status bits in the order of every other quotient
 // filter (core/qf/layout.hpp); its older files are converted as they load
 // (app/filters/persistence.hpp). Nothing else changed.
-inline constexpr uint32_t index_format_version = 5;
+// 6: hash scheme 2, minimizer_local_levels (core/kmer/sequence_hashing.hpp): new minimizer-local
+// indexes carry more window bits for the expandable filter's levels above the first
+// (core/qf/level_windows.hpp). The container is unchanged; older files load and answer as before.
+inline constexpr uint32_t index_format_version = 6;
 
 struct index_header {
     uint32_t format_version = index_format_version;

@@ -213,8 +213,17 @@ inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_fil
         for (size_t j = 1; j < sections.size(); ++j)
             levels.push_back(
                 state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
-        return qf::rank_select_levels(std::move(levels),
-                                      index.header().hash.scheme == hash_scheme::minimizer_local);
+        // Each level's window map, from its final size (a sized level's is its own).
+        auto const& hash = index.header().hash;
+        uint64_t const m0 = stack[8];
+        std::vector<qf::level_window_map> maps;
+        for (size_t j = 0; j < levels.size(); ++j)
+            maps.push_back(
+                hash.level_windows().of(qf::expandable_filter::final_slots(
+                                            m0, static_cast<unsigned>(j), levels[j].capacity()),
+                                        m0));
+        return qf::rank_select_levels(std::move(levels), is_minimizer_local(hash.scheme),
+                                      std::move(maps));
     } catch (std::invalid_argument const& e) {
         throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
     }

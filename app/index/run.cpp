@@ -515,8 +515,14 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     qf::rank_select::shape const shape = level.shape();
     uint64_t const written_bytes = shape.words() * sizeof(uint64_t);
     counted_build out;
+    unsigned const m = locality_minimizer_length(o.k);
+    unsigned const bits = locality_window_bits(g.canonical_slots());
+    bool const local = !(o.plain_hash || m == 0 || bits == 0);
+    // A new minimizer-local index carries the window bits its later levels read (scheme 2).
+    hash_scheme_params const scheme{hash_scheme::minimizer_local_levels, m, bits, {}};
     auto use_filter = [&]() -> qf::expandable_filter& {
         out.filter = make_filter();
+        if (local) out.filter->set_level_windows(scheme.level_windows());
         if (out.filter->memory_bytes() > max_memory)
             memory_exceeded(out.filter->memory_bytes(), max_memory, o.max_memory);
         return *out.filter;
@@ -583,9 +589,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
 
     auto const bases = static_cast<double>(census.bases);
     plain_kmer_hashing const plain(o.k, o.seed);
-    unsigned const m = locality_minimizer_length(o.k);
-    unsigned const bits = locality_window_bits(g.canonical_slots());
-    if (plan.passes == 0 || o.plain_hash || m == 0 || bits == 0) {
+    if (plan.passes == 0 || !local) {
         if (plan.passes == 0 || !sorted_build(g, sink, plain, o, threads, counts, progress, census,
                                               plan, nullptr, [](auto&) {})
                                      .complete) {
@@ -604,18 +608,20 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         insert_references(plain_collection, overloaded_kmers_hashing{marked}, o, threads, again,
                           progress, ~uint64_t{0});
     };
-    auto const result = sorted_build(g, sink, local_kmer_hashing(o.k, o.seed, m, bits, {}), o,
-                                     threads, counts, progress, census, plan, &marks, crowded);
-    header.hash = {hash_scheme::minimizer_local, m, bits, std::move(marks.bits)};
-    local_kmer_hashing const local(o.k, o.seed, m, bits, header.hash.overloaded);
+    unsigned const extra = scheme.extra_window_bits();
+    auto const result = sorted_build(g, sink, local_kmer_hashing(o.k, o.seed, m, bits, {}, extra),
+                                     o, threads, counts, progress, census, plan, &marks, crowded);
+    header.hash = scheme;
+    header.hash.overloaded = std::move(marks.bits);
+    local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
     build_counts again;
     if (!result.complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
         progress.begin_phase("inserting k-mers", bases, "bp", false);
-        insert_references(filter(), local, o, threads, again, progress, max_memory);
+        insert_references(filter(), hashing, o, threads, again, progress, max_memory);
     } else if (!result.crowded_done && marks.marked.load() != 0) {
         // Several passes: what the marked windows dropped, hashed plainly, one by one.
         progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
-        insert_references(filter(), overloaded_kmers_hashing{local}, o, threads, again, progress,
+        insert_references(filter(), overloaded_kmers_hashing{hashing}, o, threads, again, progress,
                           max_memory);
     }
     return done();
@@ -846,14 +852,25 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     }
     // Each level's new fingerprints, sorted and distinct (two hashes may share a fingerprint); a
     // level's elements, its own plus these, are then known before the file's header is written.
+    // Each level reads the hashes through the window map of its final size
+    // (core/qf/level_windows.hpp), as the filter and the queries do; a map other than the
+    // identity reorders them, so each level's fingerprints are sorted after.
+    std::vector<qf::level_window_map> maps;
+    for (size_t j = 0; j < plan.size(); ++j) {
+        auto const level = static_cast<unsigned>(top_index + j);
+        maps.push_back(header.hash.level_windows().of(
+            stack::final_slots(m0, level, plan[j].table.g.canonical_slots()), m0));
+    }
     std::vector<std::vector<uint64_t>> adds(plan.size());
     for (size_t j = 0; j < plan.size(); ++j) adds[j].reserve(takes[j]);
-    for (size_t i = 0; i < fresh.size(); ++i)
-        adds[level_of[i]].push_back(plan[level_of[i]].table.g.fingerprint(fresh[i]));
+    for (size_t i = 0; i < fresh.size(); ++i) {
+        size_t const j = level_of[i];
+        adds[j].push_back(plan[j].table.g.fingerprint(maps[j].apply(fresh[i])));
+    }
     fresh = {};
     level_of = {};
     for (size_t j = 0; j < plan.size(); ++j) {
-        // Sorted hashes give sorted fingerprints (fingerprint() is monotonic): no sort needed.
+        if (maps[j].moved != 0) tbb::parallel_sort(adds[j].begin(), adds[j].end());
         adds[j].erase(std::unique(adds[j].begin(), adds[j].end()), adds[j].end());
         plan[j].elements = (j == 0 ? top.size() : 0) + adds[j].size();
     }
@@ -983,6 +1000,8 @@ void build_index(index_options const& given, unsigned threads) {
             }
         }
         filter = codec::load(existing);
+        if constexpr (Kind == filter_kind::expandable)
+            filter->set_level_windows(header.hash.level_windows());
         previous_kmers = header.kmers_scanned;
     } else {
         uint64_t expected = o.expected;

@@ -35,13 +35,14 @@ uint64_t overloaded_count(hash_scheme_params const& scheme) {
 std::string hash_scheme_text(hash_scheme_params const& scheme) {
     if (scheme.scheme == hash_scheme::plain) return "plain (XXH3 of each k-mer)";
     uint64_t const windows = uint64_t{1} << scheme.window_bits;
-    char buf[200];
+    char buf[240];
     std::snprintf(
         buf, sizeof buf,
-        "minimizer-local (m = %u, %llu windows, %llu overloaded = %.3f%%, plain there)",
+        "minimizer-local (m = %u, %llu windows, %llu overloaded = %.3f%%, plain there%s)",
         scheme.minimizer_length, static_cast<unsigned long long>(windows),
         static_cast<unsigned long long>(overloaded_count(scheme)),
-        100.0 * static_cast<double>(overloaded_count(scheme)) / static_cast<double>(windows));
+        100.0 * static_cast<double>(overloaded_count(scheme)) / static_cast<double>(windows),
+        scheme.extra_window_bits() != 0 ? "; larger levels read more window bits" : "");
     return buf;
 }
 
@@ -66,6 +67,7 @@ void run_info(info_options const& o) {
                json_string(h.hash.scheme == hash_scheme::plain ? "plain" : "minimizer-local") +
                ", \"minimizer_length\": " + std::to_string(h.hash.minimizer_length) +
                ", \"window_bits\": " + std::to_string(h.hash.window_bits) +
+               ", \"level_window_bits\": " + std::to_string(h.hash.extra_window_bits()) +
                ", \"overloaded_windows\": " + std::to_string(overloaded_count(h.hash)) + "},\n";
         out += "  \"filter\": " + json_string(h.filter) + ",\n";
         char buf[64];

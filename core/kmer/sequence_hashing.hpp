@@ -15,6 +15,11 @@
 // instead of one random line per k-mer. Every filter maps h monotonically to its fingerprint
 // (core/qf/fingerprint.hpp), so this needs nothing from the filters.
 //
+// minimizer_local_levels (format 6; every new minimizer-local index): the same, but the bottom
+// level_window_extra_bits bits of h are the spread's bits B .. B + 7, which the expandable
+// filter's larger levels read as more window bits (core/qf/level_windows.hpp), so that their
+// windows also span 32 to 64 of their own slots.
+//
 // Why the false-positive rate stays under --fpr:
 //  - a k-mer unrelated to the index: its minimizer hash and its own hash are independent uniform
 //    bits, so h is uniform and it matches a stored fingerprint with probability n / M, as before;
@@ -54,11 +59,25 @@
 #include "core/kmer/hash.hpp"
 #include "core/kmer/minimizer.hpp"
 #include "core/kmer/scanner.hpp"
+#include "core/qf/level_windows.hpp"
 
 namespace qmer {
 
-// Stored in the index header (format 4); never renumber.
-enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1 };
+// Stored in the index header (format 4); never renumber. minimizer_local_levels (format 6): the
+// minimizer_local hash with level_window_extra_bits more window bits at its bottom, which the
+// expandable filter's levels above the first read as window bits (core/qf/level_windows.hpp), so
+// that they keep super-k-mer locality too. Every new minimizer-local index takes it; appends keep
+// the scheme of the index they grow.
+enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1, minimizer_local_levels = 2 };
+
+constexpr bool is_minimizer_local(hash_scheme s) noexcept {
+    return s != hash_scheme::plain;
+}
+
+// E of core/qf/level_windows.hpp: levels up to 8 (an index grown 256x) keep level 0's window
+// width; their fingerprints use at most 64 - B - 8 of the k-mer's own bits, far more than a level's
+// quotient and remainder bits below its window ever need (about 5 + r0 + i at level i).
+inline constexpr unsigned level_window_extra_bits = 8;
 
 // The slots a window aims at, at least: 32 slots is one 64-byte rank-select block at 11 remainder
 // bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
@@ -94,6 +113,16 @@ struct hash_scheme_params {
     unsigned window_bits = 0;       // B, 1..40
     // Bit i set: window i is overloaded (its k-mers take the plain hash). 2^B bits.
     std::vector<uint64_t> overloaded;
+
+    // The extra window bits the hash carries (E of core/qf/level_windows.hpp).
+    unsigned extra_window_bits() const noexcept {
+        return scheme == hash_scheme::minimizer_local_levels ? level_window_extra_bits : 0;
+    }
+    // How the levels of a filter of these hashes read them.
+    qf::level_windows level_windows() const noexcept {
+        return is_minimizer_local(scheme) ? qf::level_windows{window_bits, extra_window_bits()}
+                                          : qf::level_windows{};
+    }
 };
 
 // The most distinct fingerprints a window of a first level with `slots` canonical slots keeps
@@ -125,21 +154,27 @@ class plain_kmer_hashing {
     kmer_hasher hasher_;
 };
 
-// The minimizer_local scheme over a sequence. `overloaded` (2^window_bits bits, or empty for none)
-// must outlive it.
+// The minimizer_local schemes over a sequence. `overloaded` (2^window_bits bits, or empty for none)
+// must outlive it. extra_bits: 0 (minimizer_local) or level_window_extra_bits
+// (minimizer_local_levels): the spread's bits window_bits .. window_bits + extra_bits - 1 take the
+// bottom of the hash, where no level's fingerprint reaches (core/qf/level_windows.hpp).
 class local_kmer_hashing {
   public:
     static constexpr bool minimizer_local = true;
 
     local_kmer_hashing(unsigned k, uint64_t seed, unsigned minimizer_length, unsigned window_bits,
-                       std::span<uint64_t const> overloaded)
+                       std::span<uint64_t const> overloaded, unsigned extra_bits = 0)
         : scanner_(k, minimizer_length, seed),
           hasher_{seed},
           window_bits_(window_bits),
+          extra_bits_(extra_bits),
           overloaded_(overloaded) {
         if (window_bits < 1 || window_bits > max_window_bits)
             throw usage_error("locality window bits must be in 1..40, not " +
                               std::to_string(window_bits));
+        if (extra_bits > level_window_extra_bits)
+            throw usage_error("locality: at most " + std::to_string(level_window_extra_bits) +
+                              " extra window bits, not " + std::to_string(extra_bits));
         if (!overloaded.empty() && overloaded.size() * 64 < (uint64_t{1} << window_bits))
             throw usage_error("locality: the overloaded-window bitmap is too short");
     }
@@ -156,6 +191,10 @@ class local_kmer_hashing {
     bool for_each_tagged(std::string_view seq, F&& f) const {
         unsigned const bits = window_bits_;
         uint64_t const top_mask = ~(~uint64_t{0} >> bits);
+        // The extra window bits: the spread's next extra_bits_ bits, moved to the bottom (none,
+        // and the mask all ones, for extra_bits_ = 0).
+        unsigned const extra_shift = 64 - bits - extra_bits_;
+        uint64_t const extra_mask = (uint64_t{1} << extra_bits_) - 1;
         uint64_t const* const marks = overloaded_.data();
         bool const any_marks = !overloaded_.empty();
         // The overloaded-window test is a branch, not a select: its bitmap word is a cache miss
@@ -169,7 +208,9 @@ class local_kmer_hashing {
             uint64_t const window = spread >> (64 - bits);
             if (any_marks && ((marks[window / 64] >> (window % 64)) & 1)) [[unlikely]]
                 return f(hasher_(canonical), true);
-            return f((spread & top_mask) | (hasher_(canonical) >> bits), false);
+            return f((spread & top_mask) | ((hasher_(canonical) >> bits) & ~extra_mask) |
+                         ((spread >> extra_shift) & extra_mask),
+                     false);
         });
     }
 
@@ -200,6 +241,7 @@ class local_kmer_hashing {
     minimizer_scanner scanner_;
     kmer_hasher hasher_;
     unsigned window_bits_;
+    unsigned extra_bits_;
     std::span<uint64_t const> overloaded_;
 };
 
@@ -208,9 +250,9 @@ class local_kmer_hashing {
 template <typename F>
 decltype(auto) with_kmer_hashing(unsigned k, uint64_t seed, hash_scheme_params const& scheme,
                                  F&& f) {
-    if (scheme.scheme == hash_scheme::minimizer_local)
+    if (is_minimizer_local(scheme.scheme))
         return f(local_kmer_hashing(k, seed, scheme.minimizer_length, scheme.window_bits,
-                                    scheme.overloaded));
+                                    scheme.overloaded, scheme.extra_window_bits()));
     return f(plain_kmer_hashing(k, seed));
 }
 

@@ -113,6 +113,7 @@
 #include "core/filter/filter.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
+#include "core/qf/level_windows.hpp"
 #include "core/qf/locally_locked.hpp"
 #include "core/qf/rank_select.hpp"
 
@@ -169,6 +170,22 @@ class expandable_filter {
     expandable_filter(expandable_filter const&) = delete;
     expandable_filter& operator=(expandable_filter const&) = delete;
 
+    // How each level reads a hash (core/qf/level_windows.hpp): level j stores and looks up
+    // level_map(j).apply(h), the map of its final size. The identity unless set; set it before
+    // the filter's first insert or query, from the hash scheme of the index (a loaded filter:
+    // the one it was built with), on a filter no other thread uses.
+    void set_level_windows(level_windows windows) noexcept {
+        unsigned const n = levels();
+        for (unsigned j = 0; j < max_levels; ++j)
+            maps_[j] = windows.of(final_slots(m0_, j, j < n ? levels_[j]->capacity() : 0), m0_);
+    }
+    level_window_map const& level_map(unsigned j) const { return maps_.at(j); }
+    // The canonical slots of level j at its final size, whose table now has `capacity` (0: not
+    // made yet): m0 2^j, or more for a sized level (see top), which never grows.
+    static uint64_t final_slots(uint64_t m0, unsigned j, uint64_t capacity) noexcept {
+        return std::max<uint64_t>(m0 << j, capacity);
+    }
+
     insert_result insert(uint64_t h) {
         if (frozen_)
             throw std::logic_error(
@@ -179,14 +196,15 @@ class expandable_filter {
             for (unsigned j = 0; j + 1 < n; ++j) {
                 locally_locked_filter& lower = *levels_[j];
                 if (options_.cascading) {
+                    uint64_t const hj = maps_[j].apply(h);
                     for (;;) {
-                        if (lower.try_insert_into_empty_canonical(h))
+                        if (lower.try_insert_into_empty_canonical(hj))
                             return insert_result::inserted;
                         // Not empty (000). If it holds an element it always will: pass the level.
                         // Otherwise it is a write lock of a late ordinary insert into this level
                         // (one that raced with the push): wait, since that lock may be released
                         // back to empty, and passing it would make early rejection unsound.
-                        if (!lower.canonical_slot_empty(h)) break;
+                        if (!lower.canonical_slot_empty(hj)) break;
                         std::this_thread::yield();
                     }
                 }
@@ -200,7 +218,7 @@ class expandable_filter {
                 leave(announced, n - 1);
                 continue;  // pushed over: check the old top as a lower level, insert on the new
             }
-            insert_result const result = top.insert(h);
+            insert_result const result = top.insert(maps_[n - 1].apply(h));
             leave(announced, n - 1);
             switch (result) {
                 case insert_result::inserted:
@@ -242,8 +260,9 @@ class expandable_filter {
         if (options_.cascading) {
             for (unsigned j = 0; j + 1 < n; ++j) {
                 locally_locked_filter const& lower = *levels_[j];
-                if (lower.canonical_slot_empty(h)) return false;  // early rejection (see top)
-                if (level_contains(j, h)) return true;            // sealed only after freeze()
+                if (lower.canonical_slot_empty(maps_[j].apply(h)))
+                    return false;                       // early rejection (see top)
+                if (level_contains(j, h)) return true;  // sealed only after freeze()
             }
             return level_contains(n - 1, h);
         }
@@ -256,7 +275,7 @@ class expandable_filter {
     // reads all of them; they are independent loads, so the memory system overlaps them).
     void prefetch(uint64_t h) const noexcept {
         unsigned const n = level_count_.load(std::memory_order_acquire);
-        for (unsigned j = 0; j < n; ++j) levels_[j]->prefetch(h);
+        for (unsigned j = 0; j < n; ++j) levels_[j]->prefetch(maps_[j].apply(h));
     }
 
     size_t size() const noexcept {
@@ -638,7 +657,9 @@ class expandable_filter {
         return true;
     }
 
-    bool level_contains(unsigned j, uint64_t h) const noexcept {
+    // h as the caller has it: level j's map is applied here.
+    bool level_contains(unsigned j, uint64_t h_in) const noexcept {
+        uint64_t const h = maps_[j].apply(h_in);
         // acquire: pairs with the release in build_view(); the view's words are all written.
         if (lookup_view const* v = views_[j].load(std::memory_order_acquire))
             return v->table.contains(h);
@@ -712,6 +733,7 @@ class expandable_filter {
     }
 
     expandable_options options_;
+    std::array<level_window_map, max_levels> maps_{};  // by level; set_level_windows
     unsigned q0_ = 0, r0_ = 0;  // level 0's final geometry: 2^(q0 - 1) < m0 <= 2^q0 slots
     uint64_t m0_ = 0;
     std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;

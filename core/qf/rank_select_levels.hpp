@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "core/qf/level_windows.hpp"
 #include "core/qf/rank_select.hpp"
 
 namespace qmer::qf {
@@ -28,9 +29,16 @@ class rank_select_levels {
   public:
     rank_select_levels() = default;
     // minimizer_local: the hashes asked about are minimizer-local (core/kmer/sequence_hashing.hpp),
-    // so the levels count_contained prefetches get the deeper prefetch (prefetch_local).
-    explicit rank_select_levels(std::vector<rank_select_table> levels, bool minimizer_local = false)
-        : levels_(std::move(levels)), by_elements_(levels_.size()), local_(minimizer_local) {
+    // so the levels count_contained prefetches get the deeper prefetch (prefetch_local). maps:
+    // how each level reads a hash (core/qf/level_windows.hpp), by level; none: the identity (every
+    // index before format 6).
+    explicit rank_select_levels(std::vector<rank_select_table> levels, bool minimizer_local = false,
+                                std::vector<level_window_map> maps = {})
+        : levels_(std::move(levels)),
+          by_elements_(levels_.size()),
+          maps_(std::move(maps)),
+          local_(minimizer_local) {
+        maps_.resize(levels_.size());
         // Fullest first: a present element is then found after the fewest levels (the newest
         // level of an appended index may hold only the few elements the append added).
         std::iota(by_elements_.begin(), by_elements_.end(), size_t{0});
@@ -41,7 +49,7 @@ class rank_select_levels {
     template <typename Select = rank_select::broadword_select>
     bool contains(uint64_t h) const noexcept {
         for (size_t const j : by_elements_)
-            if (levels_[j].template contains<Select>(h)) return true;
+            if (levels_[j].template contains<Select>(maps_[j].apply(h))) return true;
         return false;
     }
 
@@ -68,15 +76,16 @@ class rank_select_levels {
             std::copy_n(hashes.begin(), n, pending.begin());
             hashes = hashes.subspan(n);
             for (size_t at = 0; at < levels; ++at) {
-                rank_select_table const view = levels_[by_elements_[at]];
-                rank_select_table const* const next =
-                    at + 1 < levels ? &levels_[by_elements_[at + 1]] : nullptr;
+                size_t const j = by_elements_[at];
+                rank_select_table const view = levels_[j];
+                level_window_map const map = maps_[j];
+                size_t const next = at + 1 < levels ? by_elements_[at + 1] : levels;
                 size_t missed = 0;
                 for (size_t i = 0; i < n; ++i) {
                     uint64_t const h = pending[i];
                     pending[missed] = h;
-                    bool const found = view.template contains<Select>(h);
-                    if (!found && next != nullptr) prefetch_level(*next, h);
+                    bool const found = view.template contains<Select>(map.apply(h));
+                    if (!found && next != levels) prefetch_level(next, h);
                     missed += !found;
                 }
                 hits += n - missed;
@@ -87,11 +96,11 @@ class rank_select_levels {
         return hits;
     }
     // The prefetch of h before count_contained: the first level it probes.
-    void prefetch_first(uint64_t h) const noexcept {
-        if (!by_elements_.empty()) prefetch_level(levels_[by_elements_.front()], h);
+    [[gnu::always_inline]] void prefetch_first(uint64_t h) const noexcept {
+        if (!by_elements_.empty()) prefetch_level(by_elements_.front(), h);
     }
     void prefetch(uint64_t h) const noexcept {
-        for (auto const& level : levels_) level.prefetch(h);
+        for (size_t j = 0; j < levels_.size(); ++j) levels_[j].prefetch(maps_[j].apply(h));
     }
     // The deeper prefetch of minimizer-local hashes only on levels of at least
     // deep_prefetch_min_bytes: a smaller level mostly sits in the cache, where the extra lines
@@ -99,11 +108,14 @@ class rank_select_levels {
     // lies").
     static constexpr size_t deep_prefetch_min_bytes = size_t{16} << 20;
     void prefetch_local(uint64_t h) const noexcept {
-        for (auto const& level : levels_) prefetch_deep_if_large(level, h);
+        for (size_t j = 0; j < levels_.size(); ++j)
+            prefetch_deep_if_large(levels_[j], maps_[j].apply(h));
     }
 
     size_t levels() const noexcept { return levels_.size(); }
     rank_select_table const& level(size_t j) const { return levels_.at(j); }
+    // How level j reads a hash: its lookups are level(j).contains(level_map(j).apply(h)).
+    level_window_map const& level_map(size_t j) const { return maps_.at(j); }
     size_t size() const noexcept { return sum(&rank_select_table::size); }
     size_t capacity() const noexcept { return sum(&rank_select_table::capacity); }
     size_t memory_bytes() const noexcept { return sum(&rank_select_table::memory_bytes); }
@@ -115,18 +127,21 @@ class rank_select_levels {
     }
 
   private:
-    static void prefetch_deep_if_large(rank_select_table const& level, uint64_t h) noexcept {
+    [[gnu::always_inline]] static void prefetch_deep_if_large(rank_select_table const& level,
+                                                              uint64_t h) noexcept {
         if (level.memory_bytes() >= deep_prefetch_min_bytes)
             level.prefetch_local(h);
         else
             level.prefetch(h);
     }
-    // One level's lines for h, deeper for minimizer-local hashes (see prefetch_local).
-    void prefetch_level(rank_select_table const& level, uint64_t h) const noexcept {
+    // Level j's lines for h, deeper for minimizer-local hashes (see prefetch_local).
+    [[gnu::always_inline]] void prefetch_level(size_t j, uint64_t h) const noexcept {
+        rank_select_table const& level = levels_[j];
+        uint64_t const t = maps_[j].apply(h);
         if (local_)
-            prefetch_deep_if_large(level, h);
+            prefetch_deep_if_large(level, t);
         else
-            level.prefetch(h);
+            level.prefetch(t);
     }
 
     size_t sum(size_t (rank_select_table::*of)() const noexcept) const noexcept {
@@ -139,8 +154,9 @@ class rank_select_levels {
     static constexpr size_t pending_group = 64;
 
     std::vector<rank_select_table> levels_;
-    std::vector<size_t> by_elements_;  // level indexes, most elements first
-    bool local_ = false;               // minimizer-local hashes (the deeper prefetch)
+    std::vector<size_t> by_elements_;     // level indexes, most elements first
+    std::vector<level_window_map> maps_;  // by level index
+    bool local_ = false;                  // minimizer-local hashes (the deeper prefetch)
 };
 
 }  // namespace qmer::qf

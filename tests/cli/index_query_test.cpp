@@ -471,6 +471,8 @@ TEST_F(index_query, an_append_beyond_the_top_level_writes_one_level_sized_for_th
     auto const a = qmer({"info", "--json", "sorted.qmer"}).out,
                b = qmer({"info", "--json", "inserted.qmer"}).out;
     EXPECT_EQ(number(a, "levels"), 2u);
+    // A new index's hash carries the window bits its sized level reads (hash scheme 2).
+    EXPECT_NE(a.find("\"level_window_bits\": 8"), std::string::npos) << a;
     EXPECT_GE(number(b, "levels"), 4u);
     auto bits = [](std::string const& json) {
         std::smatch m;

@@ -3,7 +3,9 @@
 // changed how the default filter's levels are stored (the rank-select layout), so formats 1 and 2
 // take the copying load path; appending to one writes the current format and keeps every old hit.
 // Format 5 changed the order of the external-locks filter's status bits: a format-4 external-locks
-// index is converted as it loads.
+// index is converted as it loads. Format 6 added hash scheme 2, whose levels above the first read
+// more window bits (core/qf/level_windows.hpp): a format-5 minimizer-local index with several
+// levels (scheme 1) reads every level as before, and appending to it keeps scheme 1.
 
 #include <filesystem>
 #include <sstream>
@@ -75,8 +77,17 @@ TEST_P(old_growing_indexes, append_writes_the_current_format_and_keeps_every_hit
     EXPECT_NE(info.out.find("format version: " + std::to_string(qmer::io::index_format_version)),
               std::string::npos)
         << info.out;
-    // The old index's k-mers were hashed the plain way: appending keeps that scheme.
-    EXPECT_NE(info.out.find("hash scheme:    plain"), std::string::npos) << info.out;
+    // Appending keeps the old index's hash scheme: plain before format 4, scheme 1 (no level
+    // window bits) in format 5.
+    if (name.find("_v5_") == std::string::npos) {
+        EXPECT_NE(info.out.find("hash scheme:    plain"), std::string::npos) << info.out;
+    } else {
+        EXPECT_NE(info.out.find("hash scheme:    minimizer-local"), std::string::npos) << info.out;
+        EXPECT_EQ(info.out.find("larger levels read more window bits"), std::string::npos)
+            << info.out;
+        EXPECT_NE(qmer({"info", "--json", "idx.qmer"}).out.find("\"level_window_bits\": 0"),
+                  std::string::npos);
+    }
     auto const r =
         qmer({"query", "-q", "-o", "-", "idx.qmer", data("lambda_reads_1.fq.gz").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -103,11 +114,12 @@ TEST_P(old_growing_indexes, append_writes_the_current_format_and_keeps_every_hit
     EXPECT_EQ(reads, 10000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(formats_1_2_and_4, old_indexes,
+INSTANTIATE_TEST_SUITE_P(formats_1_2_4_and_5, old_indexes,
                          ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels",
-                                           "lambda_v4_external_locks"));
-INSTANTIATE_TEST_SUITE_P(formats_1_and_2, old_growing_indexes,
-                         ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels"));
+                                           "lambda_v4_external_locks", "lambda_v5_local_levels"));
+INSTANTIATE_TEST_SUITE_P(formats_1_2_and_5, old_growing_indexes,
+                         ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels",
+                                           "lambda_v5_local_levels"));
 
 }  // namespace
 }  // namespace qmer::test

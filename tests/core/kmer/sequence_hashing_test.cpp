@@ -97,6 +97,36 @@ TEST(local_kmer_hashing, overloaded_windows_take_the_plain_hash) {
     EXPECT_LT(plain, h.size());
 }
 
+// Scheme 2 (minimizer_local_levels): the same hash as scheme 1 but for its bottom
+// level_window_extra_bits bits, which carry the spread's next bits (window bits for the levels
+// above the first, core/qf/level_windows.hpp); overloaded windows keep the plain hash.
+TEST(local_kmer_hashing, extra_window_bits_take_the_bottom_of_the_hash) {
+    std::mt19937_64 rng(14);
+    std::string const seq = random_bases(rng, 3000);
+    unsigned const bits = 12, extra = qmer::level_window_extra_bits;
+    std::vector<uint64_t> marks(64, 0);
+    marks[5] = ~uint64_t{0};  // windows 320..383 plain
+    std::vector<uint64_t> spreads;
+    qmer::minimizer_scanner(31, 20, 0).for_each(
+        seq, [&](uint64_t, uint64_t mz) { spreads.push_back(qmer::minimizer_spread(mz)); });
+    auto const one = hashes_of(qmer::local_kmer_hashing(31, 0, 20, bits, marks), seq);
+    auto const two = hashes_of(qmer::local_kmer_hashing(31, 0, 20, bits, marks, extra), seq);
+    ASSERT_EQ(one.size(), two.size());
+    uint64_t const low = (uint64_t{1} << extra) - 1;
+    size_t plain = 0;
+    for (size_t i = 0; i < one.size(); ++i) {
+        if ((spreads[i] >> (64 - bits)) / 64 == 5) {
+            EXPECT_EQ(two[i], one[i]) << i;
+            ++plain;
+            continue;
+        }
+        EXPECT_EQ(two[i] & ~low, one[i] & ~low) << i;
+        EXPECT_EQ(two[i] & low, (spreads[i] >> (64 - bits - extra)) & low) << i;
+    }
+    EXPECT_LT(plain, one.size());
+    EXPECT_THROW(qmer::local_kmer_hashing(31, 0, 20, bits, {}, extra + 1), qmer::usage_error);
+}
+
 // The build's pass over the crowded windows hands over exactly the k-mers for_each_tagged tags
 // plain, with the same hashes, in order; nothing without marks.
 TEST(local_kmer_hashing, for_each_overloaded_gives_the_plain_tagged_kmers) {
