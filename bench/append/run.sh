@@ -54,7 +54,7 @@ trap 'rm -rf "$scratch"' EXIT
 git_head=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 # The seed: big.fa's first 520 kB (~0.5 M k-mers); the append adds the whole of big.fa (97.6 Mbp,
-# 33 M distinct k-mers: ~64x the seed), which pushes 6 levels.
+# 33 M distinct k-mers: ~64x the seed), which the inserts push as 6 levels, the sorted pass as one sized level.
 head -c 520000 "$data/big.fa" > "$scratch/seed.fa"
 head -n $((4 * nreads)) "$data/reads_1000000/mix.fq" > "$scratch/reads.fq"
 "$qmer" index -q -t "$threads" -o "$scratch/sorted.qmer" "$scratch/seed.fa"
@@ -75,7 +75,7 @@ build() {
     echo "$name,$how,$(tr ' ' ',' < "$scratch/time"),$levels,$kmers,$(stat -c %s "$scratch/$name.qmer")" >> "$csv"
 }
 # The sorted pass (it fits the default memory limit), then the inserts: the same append under a
-# limit whose half the sorted pass's buckets do not fit (22 bytes a k-mer position, ~2.1 GB here).
+# limit whose half the sorted pass does not fit (17 bytes a k-mer position, ~1.7 GB here).
 build sorted "sorted append" --append -o "$scratch/sorted.qmer" "$data/big.fa"
 build inserted "inserts (--max-memory 3G)" --append --max-memory 3G -o "$scratch/inserted.qmer" "$data/big.fa"
 build one "one qmer index run" -o "$scratch/one.qmer" "$scratch/seed.fa" "$data/big.fa"
