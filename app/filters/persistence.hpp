@@ -218,10 +218,8 @@ inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_fil
         uint64_t const m0 = stack[8];
         std::vector<qf::level_window_map> maps;
         for (size_t j = 0; j < levels.size(); ++j)
-            maps.push_back(
-                hash.level_windows().of(qf::expandable_filter::final_slots(
-                                            m0, static_cast<unsigned>(j), levels[j].capacity()),
-                                        m0));
+            maps.push_back(hash.level_windows().of(qf::expandable_filter::final_slots(
+                m0, static_cast<unsigned>(j), levels[j].capacity())));
         return qf::rank_select_levels(std::move(levels), is_minimizer_local(hash.scheme),
                                       std::move(maps));
     } catch (std::invalid_argument const& e) {

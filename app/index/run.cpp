@@ -859,7 +859,7 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     for (size_t j = 0; j < plan.size(); ++j) {
         auto const level = static_cast<unsigned>(top_index + j);
         maps.push_back(header.hash.level_windows().of(
-            stack::final_slots(m0, level, plan[j].table.g.canonical_slots()), m0));
+            stack::final_slots(m0, level, plan[j].table.g.canonical_slots())));
     }
     std::vector<std::vector<uint64_t>> adds(plan.size());
     for (size_t j = 0; j < plan.size(); ++j) adds[j].reserve(takes[j]);

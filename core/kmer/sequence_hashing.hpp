@@ -79,9 +79,6 @@ constexpr bool is_minimizer_local(hash_scheme s) noexcept {
 // quotient and remainder bits below its window ever need (about 5 + r0 + i at level i).
 inline constexpr unsigned level_window_extra_bits = 8;
 
-// The slots a window aims at, at least: 32 slots is one 64-byte rank-select block at 11 remainder
-// bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
-inline constexpr uint64_t min_window_slots = 32;
 // A window holding more distinct fingerprints than this times its slots is overloaded.
 inline constexpr double overload_factor = 2.5;
 
@@ -99,12 +96,10 @@ constexpr unsigned locality_minimizer_length(unsigned k) noexcept {
     return by_window > by_length ? by_window : by_length;
 }
 
-// B for a first level of `slots` canonical slots: the largest with slots / 2^B >= 32 (0: the table
-// is too small for windows to matter; the scheme is then plain).
-constexpr unsigned locality_window_bits(uint64_t slots) noexcept {
-    if (slots < 2 * min_window_slots) return 0;
-    return static_cast<unsigned>(std::bit_width(slots / min_window_slots)) - 1;
-}
+// The window width, and B for a first level of `slots` slots: core/qf/level_windows.hpp, which
+// sizes every level's windows by the same rule.
+using qf::locality_window_bits;
+using qf::min_window_slots;
 
 // The hash scheme of an index: what the header stores.
 struct hash_scheme_params {

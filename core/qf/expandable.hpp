@@ -177,7 +177,7 @@ class expandable_filter {
     void set_level_windows(level_windows windows) noexcept {
         unsigned const n = levels();
         for (unsigned j = 0; j < max_levels; ++j)
-            maps_[j] = windows.of(final_slots(m0_, j, j < n ? levels_[j]->capacity() : 0), m0_);
+            maps_[j] = windows.of(final_slots(m0_, j, j < n ? levels_[j]->capacity() : 0));
     }
     level_window_map const& level_map(unsigned j) const { return maps_.at(j); }
     // The canonical slots of level j at its final size, whose table now has `capacity` (0: not

@@ -16,11 +16,12 @@
 //
 // So the hash carries E more bits of the minimizer's spread, bits B .. B + E - 1, at its bottom
 // (hash_scheme::minimizer_local_levels; E = 8), where no level's fingerprint reaches, and a level
-// whose final size is 2^e or more (up to 2^(e+1)) times the first level's reads it with e (at most
-// E) of them moved up under the top B:
+// reads it with e of them moved up under the top B:
 //   T(h) = top B bits of h | the top e of its bottom E bits | the bits between, shifted down e
-// The level's top B + e bits are then minimizer bits: its windows have level 0's width in its own
-// slots again, to within a factor 2 (for levels up to 2^E times the first). Level 0 has e = 0, the
+// e is what the window rule asks of the level's final size, less B: locality_window_bits(its
+// slots) - B, at most E (B itself is locality_window_bits of the first level's slots). The
+// level's top B + e bits are then minimizer bits, and its windows span 32 to 64 of its own slots
+// like the first level's (for levels up to 2^E times the first). Level 0 has e = 0, the
 // identity, so a first level reads the hash as it always did, and E = 0 (every index before
 // format 6, and plain hashes) makes every map the identity: those indexes answer exactly as
 // before. The map is fixed by the level's final size, which bounded growing never changes (a
@@ -39,6 +40,17 @@
 #include <cstdint>
 
 namespace qmer::qf {
+
+// The slots a window aims at, at least: 32 slots is one 64-byte rank-select block at 11 remainder
+// bits (38 slots per block); a window spans [min_window_slots, 2 min_window_slots).
+inline constexpr uint64_t min_window_slots = 32;
+
+// The window bits of a table of `slots` canonical slots: the most with slots / 2^bits >= 32 (0:
+// the table is too small for windows to matter; a first level that small hashes plainly).
+constexpr unsigned locality_window_bits(uint64_t slots) noexcept {
+    if (slots < 2 * min_window_slots) return 0;
+    return static_cast<unsigned>(std::bit_width(slots / min_window_slots)) - 1;
+}
 
 // T for one level (see top): apply() is a few shifts, or nothing for the identity.
 struct level_window_map {
@@ -61,12 +73,11 @@ struct level_windows {
 
     constexpr bool identity() const noexcept { return window_bits == 0 || extra_bits == 0; }
 
-    // The map of a level whose final size is `level_slots` canonical slots, in a stack whose
-    // first level has `first_slots` at its final size.
-    level_window_map of(uint64_t level_slots, uint64_t first_slots) const noexcept {
-        if (identity() || first_slots == 0 || level_slots / first_slots < 2) return {};
-        auto const doublings = static_cast<unsigned>(std::bit_width(level_slots / first_slots)) - 1;
-        unsigned const e = doublings < extra_bits ? doublings : extra_bits;
+    // The map of a level whose final size is `level_slots` canonical slots.
+    level_window_map of(uint64_t level_slots) const noexcept {
+        unsigned const wanted = locality_window_bits(level_slots);
+        if (identity() || wanted <= window_bits) return {};
+        unsigned const e = wanted - window_bits < extra_bits ? wanted - window_bits : extra_bits;
         return {e, extra_bits - e, 64 - window_bits - e, ~(~uint64_t{0} >> window_bits)};
     }
 

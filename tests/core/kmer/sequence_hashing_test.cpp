@@ -180,18 +180,6 @@ TEST(local_kmer_hashing, rejects_bad_parameters) {
     EXPECT_NO_THROW(qmer::local_kmer_hashing(31, 0, 20, 6, short_marks));
 }
 
-TEST(locality_window_bits, windows_span_32_to_64_slots) {
-    EXPECT_EQ(qmer::locality_window_bits(63), 0u);
-    EXPECT_EQ(qmer::locality_window_bits(64), 1u);
-    for (uint64_t slots :
-         {64ull, 100ull, 1000ull, 53056ull, 1ull << 20, 20'000'000ull, 3'000'000'000ull}) {
-        unsigned const b = qmer::locality_window_bits(slots);
-        double const window = static_cast<double>(slots) / static_cast<double>(uint64_t{1} << b);
-        EXPECT_GE(window, 32.0) << slots;
-        EXPECT_LT(window, 64.0) << slots;
-    }
-}
-
 TEST(locality_minimizer_length, gives_windows_of_at_most_12_kmers_from_k_16) {
     EXPECT_EQ(qmer::locality_minimizer_length(15), 0u);
     EXPECT_EQ(qmer::locality_minimizer_length(31), 20u);

@@ -17,21 +17,38 @@ namespace {
 
 using qmer::qf::level_windows;
 
+TEST(locality_window_bits, windows_span_32_to_64_slots) {
+    EXPECT_EQ(qmer::qf::locality_window_bits(63), 0u);
+    EXPECT_EQ(qmer::qf::locality_window_bits(64), 1u);
+    for (uint64_t slots :
+         {64ull, 100ull, 1000ull, 53056ull, 1ull << 20, 20'000'000ull, 3'000'000'000ull}) {
+        unsigned const b = qmer::qf::locality_window_bits(slots);
+        double const window = static_cast<double>(slots) / static_cast<double>(uint64_t{1} << b);
+        EXPECT_GE(window, 32.0) << slots;
+        EXPECT_LT(window, 64.0) << slots;
+    }
+}
+
 TEST(level_windows, is_the_identity_for_the_first_level_and_older_hashes) {
     std::mt19937_64 rng(1);
+    // B = 14: a first level of 2^14 windows of 32-64 slots, 2^19 to 2^20 - 1 slots.
+    uint64_t const first = 600000;
+    ASSERT_EQ(qmer::qf::locality_window_bits(first), 14u);
     level_windows const none{};
     level_windows const scheme_1{14, 0};
     level_windows const scheme_2{14, 8};
     for (int i = 0; i < 1000; ++i) {
         uint64_t const h = rng();
-        EXPECT_EQ(none.of(uint64_t{1} << 30, 1024).apply(h), h);
-        EXPECT_EQ(scheme_1.of(uint64_t{1} << 30, 1024).apply(h), h);
-        EXPECT_EQ(scheme_2.of(1024, 1024).apply(h), h);
-        EXPECT_EQ(scheme_2.of(2047, 1024).apply(h), h);  // less than twice the first: level 0's
+        EXPECT_EQ(none.of(uint64_t{1} << 30).apply(h), h);
+        EXPECT_EQ(scheme_1.of(uint64_t{1} << 30).apply(h), h);
+        EXPECT_EQ(scheme_2.of(first).apply(h), h);
+        EXPECT_EQ(scheme_2.of((uint64_t{1} << 20) - 1).apply(h), h);  // still 14 window bits
     }
-    EXPECT_EQ(scheme_2.of(2048, 1024).moved, 1u);
-    EXPECT_EQ(scheme_2.of(64 * 1024 + 5, 1024).moved, 6u);
-    EXPECT_EQ(scheme_2.of(uint64_t{1} << 40, 1024).moved, 8u);  // at most E
+    // Each level's windows as the first level's rule would size them: 32 to 64 of its slots.
+    EXPECT_EQ(scheme_2.of(2 * first).moved, 1u);
+    EXPECT_EQ(scheme_2.of(uint64_t{1} << 20).moved, 1u);
+    EXPECT_EQ(scheme_2.of(62 * first).moved, 6u);         // 37.2 M slots: 2^20 windows of 35
+    EXPECT_EQ(scheme_2.of(uint64_t{1} << 40).moved, 8u);  // at most E
 }
 
 // T(h): the top B bits, then the top e of the bottom E bits, then the bits between.
@@ -40,7 +57,7 @@ TEST(level_windows, a_larger_level_reads_the_bottom_window_bits_under_the_top_on
     unsigned const b = 14, e_bits = 8;
     level_windows const w{b, e_bits};
     for (unsigned e = 1; e <= e_bits; ++e) {
-        auto const map = w.of(uint64_t{1024} << e, 1024);
+        auto const map = w.of(uint64_t{1} << (b + 5 + e));
         ASSERT_EQ(map.moved, e);
         for (int i = 0; i < 200; ++i) {
             uint64_t const h = rng();
@@ -63,7 +80,7 @@ TEST(level_windows, a_level_64_times_the_first_keeps_a_reads_windows) {
     unsigned const b = 14;
     qmer::local_kmer_hashing const hashing(31, 0, 20, b, {}, qmer::level_window_extra_bits);
     level_windows const w{b, qmer::level_window_extra_bits};
-    auto const map = w.of(64 * 1024, 1024);
+    auto const map = w.of(uint64_t{1} << (b + 5 + 6));  // 64 times a first level of 2^(b+5)
     size_t first = 0, mapped = 0, unmapped = 0, kmers = 0;
     for (int r = 0; r < 200; ++r) {
         std::string read(150, 'A');
