@@ -812,7 +812,7 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
     }
 
     // The levels to write: the top at the smallest size it passes through that holds its
-    // elements and the new ones, or at its final size, full, and then one level sized for the
+    // elements and the new ones, or at its final size, full, and then one more level for the
     // rest.
     std::vector<planned_level> plan;
     std::vector<uint64_t> takes;  // of the new k-mers, by level of `plan`
@@ -826,14 +826,24 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
         plan.push_back(l);
         takes.push_back(std::min(left, l.room - std::min(l.room, top.size())));
         if (takes[0] < left) {
-            auto const sized =
-                stack::plan_sized_level(m0, r0, top_index + 1, left - takes[0], o.fill);
-            if (!sized) return std::nullopt;
+            // The rest: in the smallest size an ordinary pushed level passes through whose room
+            // holds it (it grows from there as the inserts' would), else in a level sized for
+            // it at --fill (never fuller than the stack's delta_grow: Theorem 2's bound).
+            uint64_t const rest = left - takes[0];
+            std::optional<qf::expandable_filter::level_table> shape;
+            for (unsigned e = stack::level_growths + 1; !shape && e-- > 0;)
+                if (auto const t = stack::plan_level(m0, r0, top_index + 1, e);
+                    t && room_of(t->g) >= rest)
+                    shape = t;
+            if (!shape)
+                shape =
+                    stack::plan_sized_level(m0, r0, top_index + 1, rest, std::min(o.fill, grow_at));
+            if (!shape) return std::nullopt;
             planned_level next;
-            next.table = *sized;
-            next.room = room_of(sized->g);
+            next.table = *shape;
+            next.room = room_of(shape->g);
             plan.push_back(next);
-            takes.push_back(left - takes[0]);
+            takes.push_back(rest);
         }
     }
     // Each new hash's level (an index into plan): the lowest ranks go to the top.
