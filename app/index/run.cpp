@@ -522,7 +522,6 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     hash_scheme_params const scheme{hash_scheme::minimizer_local_levels, m, bits, {}};
     auto use_filter = [&]() -> qf::expandable_filter& {
         out.filter = make_filter();
-        if (local) out.filter->set_level_windows(scheme.level_windows());
         if (out.filter->memory_bytes() > max_memory)
             memory_exceeded(out.filter->memory_bytes(), max_memory, o.max_memory);
         return *out.filter;
@@ -614,15 +613,23 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     header.hash = scheme;
     header.hash.overloaded = std::move(marks.bits);
     local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
+    // The filter its inserts go to reads them as the header's scheme says (the levels they may
+    // push: scheme 2's window bits). Only here: the plain branch above writes a plain header, and
+    // the filter's levels must then read plain hashes unchanged.
+    auto local_filter = [&]() -> qf::expandable_filter& {
+        qf::expandable_filter& f = filter();
+        f.set_level_windows(header.hash.level_windows());
+        return f;
+    };
     build_counts again;
     if (!result.complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
         progress.begin_phase("inserting k-mers", bases, "bp", false);
-        insert_references(filter(), hashing, o, threads, again, progress, max_memory);
+        insert_references(local_filter(), hashing, o, threads, again, progress, max_memory);
     } else if (!result.crowded_done && marks.marked.load() != 0) {
         // Several passes: what the marked windows dropped, hashed plainly, one by one.
         progress.begin_phase("reading the k-mers of crowded windows", bases, "bp", false);
-        insert_references(filter(), overloaded_kmers_hashing{hashing}, o, threads, again, progress,
-                          max_memory);
+        insert_references(local_filter(), overloaded_kmers_hashing{hashing}, o, threads, again,
+                          progress, max_memory);
     }
     return done();
 }
