@@ -681,7 +681,8 @@ void note_levels(index_options const& o, size_t levels) {
 // sequential pass per level (rank_select::rank_select_writer): the top level merged with its
 // stored fingerprints (at the smallest size it passes through that holds them, or its final
 // size, filled to its room), and where it has no room for them all, one new level holding the
-// rest, sized for them (expandable_filter::plan_sized_level: the slots they need at --fill,
+// rest: at the smallest size an ordinary pushed level passes through that holds it, or past its
+// final size sized for it (expandable_filter::plan_sized_level: the slots it needs at --fill,
 // the remainder bits of the level's place in the stack); the levels below the top copied word for
 // word. Taken when the index is the default filter in the rank-select layout without cascading
 // inserts, the references can be read (files) and their hashes fit in memory. Otherwise, or when
@@ -800,7 +801,16 @@ std::optional<sorted_append> append_by_merge(index_options const& o, io::index_f
 
     std::vector<uint64_t> fresh;  // the new k-mers' hashes, sorted, without repeats
     {
-        tbb::enumerable_thread_specific<std::vector<uint64_t>> kept;
+        // Each thread's vector reserved for its share of the positions (address space: pages
+        // are taken only as hashes are kept), so none is reallocated while it fills, holding
+        // its old and new arrays at once, in what the memory check above counts.
+        size_t const share =
+            static_cast<size_t>(1.1 * static_cast<double>(positions) / std::max(1u, threads));
+        tbb::enumerable_thread_specific<std::vector<uint64_t>> kept([share] {
+            std::vector<uint64_t> v;
+            v.reserve(share);
+            return v;
+        });
         new_kmer_hashes gather{kept, *levels};
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
