@@ -27,6 +27,7 @@
 #include "app/filters/registry.hpp"
 #include "app/index/options.hpp"
 #include "app/index/sorted_build.hpp"
+#include "app/index/superkmer_bins.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
 #include "core/kmer/hash.hpp"
@@ -136,21 +137,15 @@ uint64_t estimate_kmers_from_sizes(std::vector<std::string> const& paths) {
     return total;
 }
 
-template <typename Filter, typename Hashing>
-void insert_references(Filter& filter, Hashing const& hashing, index_options const& o,
-                       unsigned threads, build_counts& counts, progress_meter& progress,
-                       uint64_t max_memory) {
+// Reads the references once and hands every piece of their sequences to `insert_span` (from the
+// pipeline's threads; it returns the piece's k-mers). `stop()` is asked before each batch (a
+// filter that filled up, or outgrew the memory limit, throws or stops the reading there).
+template <typename InsertSpan, typename Stop>
+void read_reference_spans(index_options const& o, unsigned threads, build_counts& counts,
+                          progress_meter& progress, InsertSpan&& insert_span, Stop&& stop) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
     batch_pool<io::record_batch> pool(tokens);
     reference_stream refs(o, {.decompression_threads = threads > 1 ? threads : 0});
-    std::atomic<bool> full{false};
-
-    auto insert_span = [&](std::string_view seq) {
-        return for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
-            if (filter.insert(h) == insert_result::full)
-                full.store(true, std::memory_order_relaxed);
-        });
-    };
     // A chromosome is one record: split long records into pieces of chunk_bases k-mer start
     // positions (each piece carries the k - 1 bases the next one starts with), so every core
     // works on it and an interrupt is seen within one piece.
@@ -169,13 +164,10 @@ void insert_references(Filter& filter, Hashing const& hashing, index_options con
 
     // Serial, in input order: the next batch of reference records.
     auto read_stage = [&](tbb::flow_control& fc) -> io::record_batch* {
-        if (interrupted() || full.load(std::memory_order_relaxed)) {
+        if (interrupted() || stop()) {
             fc.stop();
             return nullptr;
         }
-        // A growing filter takes memory as it fills: stop before the machine swaps.
-        if (filter.memory_bytes() > max_memory)
-            memory_exceeded(filter.memory_bytes(), max_memory, o.max_memory);
         io::record_batch* batch = pool.take();
         if (!refs.next(*batch)) {
             pool.give_back(batch);
@@ -203,6 +195,26 @@ void insert_references(Filter& filter, Hashing const& hashing, index_options con
         tbb::make_filter<void, io::record_batch*>(tbb::filter_mode::serial_in_order, read_stage) &
             tbb::make_filter<io::record_batch*, void>(tbb::filter_mode::parallel, insert_stage));
     throw_if_interrupted();
+}
+
+// Every k-mer of the references into `filter`, hashed by `hashing`.
+template <typename Filter, typename Hashing>
+void insert_references(Filter& filter, Hashing const& hashing, index_options const& o,
+                       unsigned threads, build_counts& counts, progress_meter& progress,
+                       uint64_t max_memory) {
+    std::atomic<bool> full{false};
+    auto insert_span = [&](std::string_view seq) {
+        return for_each_kmer_hash(filter, hashing, seq, [&](uint64_t h) {
+            if (filter.insert(h) == insert_result::full)
+                full.store(true, std::memory_order_relaxed);
+        });
+    };
+    read_reference_spans(o, threads, counts, progress, insert_span, [&] {
+        // A growing filter takes memory as it fills: stop before the machine swaps.
+        if (filter.memory_bytes() > max_memory)
+            memory_exceeded(filter.memory_bytes(), max_memory, o.max_memory);
+        return full.load(std::memory_order_relaxed);
+    });
     if (full.load())
         throw capacity_error("the " + o.filter + " filter is full after " +
                              std::to_string(filter.size()) +
@@ -397,16 +409,50 @@ sorted_build_plan plan_sorted_build(qf::geometry g, uint64_t table_bytes, bool t
 // writes 9 GiB or more). Reading the references in slices instead would need no disk, but it
 // builds with the plain hash (its crowded windows are known only at the end): not the index
 // every other limit gives, and slower to query.
-void require_scratch_room(std::string const& folder, uint64_t kmer_positions) {
-    uint64_t const need = spilled_fingerprint_buckets::least_file_bytes(kmer_positions);
+void require_scratch_room(std::string const& folder, uint64_t need, char const* why) {
     uint64_t const room = io::free_bytes_in(folder);
     if (need <= room) return;
-    throw output_error("'" + folder + "': the build's scratch file would take at least " +
-                       human_bytes(static_cast<double>(need)) +
-                       " (4 bytes a k-mer position), and the folder has " +
-                       human_bytes(static_cast<double>(room)) +
+    throw output_error("'" + folder + "': the build's scratch file would take " +
+                       human_bytes(static_cast<double>(need)) + " (" + why +
+                       "), and the folder has " + human_bytes(static_cast<double>(room)) +
                        " free: give --temp-dir a folder with more room, or raise --max-memory "
                        "(the k-mers are then held in memory)");
+}
+
+// How a build from super-k-mers (app/index/superkmer_bins.hpp) keeps to the memory limit: the
+// records it keeps in memory (the rest go to the scratch file) and each thread's buffers. Records
+// are held while the references are read and freed bin by bin as the level is written, so the
+// peak is about the larger of the two, plus the bins being sorted.
+struct superkmer_plan {
+    uint64_t least = 0;  // the least --max-memory it keeps to (records all in the file)
+    uint64_t memory_budget = 0;
+    size_t buffer_bytes_per_thread = 0;
+    double expected_record_bytes = 0;  // on random sequence
+};
+
+superkmer_plan plan_superkmer_build(qf::geometry g, unsigned window_bits, uint64_t table_bytes,
+                                    uint64_t max_memory, reference_census const& census, unsigned k,
+                                    unsigned minimizer_length, unsigned threads) {
+    superkmer_plan plan;
+    uint64_t const held = build_held_bytes(table_bytes, true, census, threads);
+    plan.least =
+        held + superkmer_bins::working_bytes(g, window_bits, census.kmer_positions, threads, 0);
+    uint64_t const spare = max_memory > plan.least ? max_memory - plan.least : 0;
+    plan.buffer_bytes_per_thread = static_cast<size_t>(
+        std::min<uint64_t>(max_spill_buffer_bytes_per_thread, spare / 4 / std::max(1u, threads)));
+    uint64_t const working = superkmer_bins::working_bytes(g, window_bits, census.kmer_positions,
+                                                           threads, plan.buffer_bytes_per_thread);
+    uint64_t const left = max_memory > held + working ? max_memory - held - working : 0;
+    // No more than what keeps the peak near the index's size (the table's own size less what the
+    // reading holds beside the records), and at least 256 MiB where the limit allows it.
+    uint64_t const reading = build_overhead_bytes(census.longest_record, threads) +
+                             uint64_t{threads} * plan.buffer_bytes_per_thread;
+    uint64_t const roomy =
+        std::max<uint64_t>(table_bytes > reading ? table_bytes - reading : 0, uint64_t{256} << 20);
+    plan.memory_budget = std::min(left / 2, roomy);
+    plan.expected_record_bytes = superkmer_bins::expected_bytes_per_position(k, minimizer_length) *
+                                 static_cast<double>(census.kmer_positions);
+    return plan;
 }
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read
@@ -530,11 +576,17 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     // bits), so that no limit it fits sends the build to the concurrent table: elsewhere the
     // concurrent table is made at once and filled as before.
     bool const direct = spilled_fingerprint_buckets::supports(g);
+    // A minimizer-local level is built from super-k-mer bins wherever they hold it.
+    bool const superkmers = local && direct && superkmer_bins::supports(g, bits);
     if (!direct) use_filter();
     uint64_t const table_bytes = direct ? written_bytes : out.filter->memory_bytes();
+    superkmer_plan const sk =
+        superkmers ? plan_superkmer_build(g, bits, table_bytes, max_memory, census, o.k, m, threads)
+                   : superkmer_plan{};
     // --max-memory is a promise (issue 16): a limit the build cannot keep is refused here, before
     // any k-mer is stored, with what it would need.
-    if (uint64_t const least = least_build_memory(g, table_bytes, direct, census, threads);
+    if (uint64_t const least =
+            superkmers ? sk.least : least_build_memory(g, table_bytes, direct, census, threads);
         least > max_memory)
         throw capacity_error(
             "building the index needs at least " + human_bytes(static_cast<double>(least)) +
@@ -546,7 +598,9 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
 
     // One pass (in memory or through a scratch file): the writer. Several passes, or none: the
     // concurrent table, which the crowded windows' k-mers are then inserted into one by one.
-    sorted_build_plan plan = plan_sorted_build(g, table_bytes, direct, max_memory, census, threads);
+    sorted_build_plan plan =
+        superkmers ? sorted_build_plan{1, false, 0}
+                   : plan_sorted_build(g, table_bytes, direct, max_memory, census, threads);
     std::optional<qf::rank_select_writer> writer;
     auto keep = [&](std::span<uint64_t const> words) {
         level.words.insert(level.words.end(), words.begin(), words.end());
@@ -565,7 +619,10 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
             plan = plan_sorted_build(g, f.memory_bytes(), false, max_memory, census, threads);
         sink = [&](std::span<uint64_t const> fps) { return f.append_sorted(fps, state); };
     }
-    if (plan.spill) require_scratch_room(temp_folder(o), census.kmer_positions);
+    if (plan.spill)
+        require_scratch_room(temp_folder(o),
+                             spilled_fingerprint_buckets::least_file_bytes(census.kmer_positions),
+                             "at least: 4 bytes a k-mer position");
     // k-mers to insert one by one need the concurrent filter: it takes what the writer wrote
     // (for a moment both are in memory; only when level 0 filled up, about 1 build in 1000).
     auto filter = [&]() -> qf::expandable_filter& {
@@ -599,20 +656,6 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         }
         return done();
     }
-    window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
-    // The k-mers of the windows marked so far, hashed plainly, into a sorted collection.
-    auto crowded = [&](auto& plain_collection) {
-        local_kmer_hashing const marked(o.k, o.seed, m, bits, marks.bits);
-        build_counts again;
-        insert_references(plain_collection, overloaded_kmers_hashing{marked}, o, threads, again,
-                          progress, ~uint64_t{0});
-    };
-    unsigned const extra = scheme.extra_window_bits();
-    auto const result = sorted_build(g, sink, local_kmer_hashing(o.k, o.seed, m, bits, {}, extra),
-                                     o, threads, counts, progress, census, plan, &marks, crowded);
-    header.hash = scheme;
-    header.hash.overloaded = std::move(marks.bits);
-    local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
     // The filter its inserts go to reads them as the header's scheme says (the levels they may
     // push: scheme 2's window bits). Only here: the plain branch above writes a plain header, and
     // the filter's levels must then read plain hashes unchanged.
@@ -621,6 +664,48 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         f.set_level_windows(header.hash.level_windows());
         return f;
     };
+    unsigned const extra = scheme.extra_window_bits();
+    if (superkmers) {
+        if (sk.expected_record_bytes > static_cast<double>(sk.memory_budget))
+            require_scratch_room(temp_folder(o),
+                                 static_cast<uint64_t>(sk.expected_record_bytes) - sk.memory_budget,
+                                 "its super-k-mers on random sequence, less what memory holds");
+        superkmer_bins bins(local_kmer_hashing(o.k, o.seed, m, bits, {}, extra), g,
+                            sk.memory_budget, temp_folder(o), sk.buffer_bytes_per_thread);
+        progress.begin_phase("reading k-mers", bases, "bp", true);
+        read_reference_spans(
+            o, threads, counts, progress, [&](std::string_view seq) { return bins.add(seq); },
+            [] { return false; });
+        overloaded_windows marks;
+        marks.bits.assign(((uint64_t{1} << bits) + 63) / 64, 0);
+        progress.begin_phase("finding crowded windows", 0, "", false);
+        bins.mark(marks, overload_threshold(g.canonical_slots(), bits));
+        progress.begin_phase("filling the table", 1, "", false);
+        bool const complete = bins.append_to(sink, marks, threads, &progress);
+        counts.scratch_bytes = bins.file_bytes();
+        header.hash = scheme;
+        header.hash.overloaded = std::move(marks.bits);
+        if (!complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
+            local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
+            build_counts again;
+            progress.begin_phase("inserting k-mers", bases, "bp", false);
+            insert_references(local_filter(), hashing, o, threads, again, progress, max_memory);
+        }
+        return done();
+    }
+    window_marks marks(g, bits, overload_threshold(g.canonical_slots(), bits));
+    // The k-mers of the windows marked so far, hashed plainly, into a sorted collection.
+    auto crowded = [&](auto& plain_collection) {
+        local_kmer_hashing const marked(o.k, o.seed, m, bits, marks.bits);
+        build_counts again;
+        insert_references(plain_collection, overloaded_kmers_hashing{marked}, o, threads, again,
+                          progress, ~uint64_t{0});
+    };
+    auto const result = sorted_build(g, sink, local_kmer_hashing(o.k, o.seed, m, bits, {}, extra),
+                                     o, threads, counts, progress, census, plan, &marks, crowded);
+    header.hash = scheme;
+    header.hash.overloaded = std::move(marks.bits);
+    local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
     build_counts again;
     if (!result.complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
         progress.begin_phase("inserting k-mers", bases, "bp", false);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "app/common/interrupt.hpp"
+#include "app/index/sorted_units.hpp"
 
 namespace qmer::app {
 namespace {
@@ -28,48 +29,6 @@ unsigned bucket_bits_of(qf::geometry g) noexcept {
     unsigned const fp_bits = g.fingerprint_bits();
     unsigned const wanted = fp_bits > low_bits_target ? fp_bits - low_bits_target : 0;
     return std::min(fp_bits, std::clamp(wanted, min_bucket_bits, max_bucket_bits));
-}
-
-// LSD radix sort of values below 2^bits in digits of at most 13 bits (counters stay in L1), through
-// a scratch buffer of the same size: 2 passes for the usual 25 bits, ~3x faster than std::sort on
-// buckets of ~10^4 values. Every digit's counts come from one read of the values (not one per
-// pass), and a digit that all values share moves nothing.
-void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits) {
-    if (bits == 0 || a.size() < 2) return;
-    constexpr unsigned most_passes = 3;  // 32-bit values in digits of at most 13 bits
-    unsigned const passes = (bits + 12) / 13;
-    unsigned const digit = (bits + passes - 1) / passes;
-    size_t const radix = size_t{1} << digit;
-    uint32_t const mask = static_cast<uint32_t>(radix - 1);
-    std::vector<uint32_t> count(most_passes * radix, 0);
-    uint32_t* const c0 = count.data();
-    uint32_t* const c1 = c0 + radix;
-    uint32_t* const c2 = c1 + radix;
-    unsigned const s1 = digit, s2 = 2 * digit;
-    if (passes == 1) {
-        for (uint32_t v : a) ++c0[v & mask];
-    } else if (passes == 2) {
-        for (uint32_t v : a) {
-            ++c0[v & mask];
-            ++c1[(v >> s1) & mask];
-        }
-    } else {
-        for (uint32_t v : a) {
-            ++c0[v & mask];
-            ++c1[(v >> s1) & mask];
-            ++c2[(v >> s2) & mask];
-        }
-    }
-    scratch.resize(a.size());
-    for (unsigned pass = 0; pass < passes; ++pass) {
-        uint32_t* const c = c0 + pass * radix;
-        unsigned const shift = pass * digit;
-        if (c[(a[0] >> shift) & mask] == a.size()) continue;  // one digit value: order kept
-        uint32_t sum = 0;
-        for (size_t d = 0; d < radix; ++d) sum += std::exchange(c[d], sum);
-        for (uint32_t v : a) scratch[c[(v >> shift) & mask]++] = v;
-        a.swap(scratch);
-    }
 }
 
 // Appends to `out` the fingerprints of one bucket from its sorted parts below the bucket bits
@@ -95,37 +54,6 @@ std::vector<uint64_t> merged(std::vector<uint64_t> const& a, std::vector<uint64_
     out.reserve(a.size() + b.size());
     std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
     return out;
-}
-
-// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and handed to `sink`
-// in order. Serial: the next unit; parallel: its sorted fingerprints; serial in order: the append.
-// Tokens bound the sorted units waiting for the append. False once the sink took less than all.
-template <typename Sorted>
-bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
-                     sorted_sink const& sink, progress_meter* progress) {
-    uint32_t next = first;
-    uint32_t appended = 0;
-    bool complete = true;
-    tbb::parallel_pipeline(
-        2 * static_cast<size_t>(threads),
-        tbb::make_filter<void, uint32_t>(tbb::filter_mode::serial_in_order,
-                                         [&](tbb::flow_control& fc) -> uint32_t {
-                                             if (next == last || interrupted()) {
-                                                 fc.stop();
-                                                 return 0;
-                                             }
-                                             return next++;
-                                         }) &
-            tbb::make_filter<uint32_t, std::vector<uint64_t>>(tbb::filter_mode::parallel, sorted) &
-            tbb::make_filter<std::vector<uint64_t>, void>(
-                tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
-                    // Once level 0 is full, everything after stays out too (larger fingerprints).
-                    if (complete && sink(fps) != fps.size()) complete = false;
-                    if (progress != nullptr)
-                        progress->advance(static_cast<double>(++appended) / (last - first));
-                }));
-    throw_if_interrupted();
-    return complete;
 }
 
 // Spilled bins: at most 2^12 of them (the buffers of every bin stay small), at least 2^10 where the

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "app/common/progress.hpp"
+#include "app/index/sorted_units.hpp"
 #include "core/filter/filter.hpp"
 #include "core/qf/expandable.hpp"
 #include "core/qf/fingerprint.hpp"
@@ -97,13 +98,6 @@ struct window_marks {
         return (bits[window / 64] >> (window % 64)) & 1;
     }
 };
-
-// Where a sorted build's fingerprints go: a bucket's sorted, deduplicated fingerprints at a time,
-// in increasing order across calls. Returns how many of them it took, fewer once the level is
-// full: a rank_select_writer (the first level written straight in the query layout) or the
-// concurrent table's append_sorted (a build in several passes, whose crowded windows' k-mers are
-// inserted one by one afterwards).
-using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 
 // Fingerprints of one pass, bucketed by their top bits. insert() is called from the reading
 // pipeline's threads: each thread fills buckets of its own (no sharing, no atomics).

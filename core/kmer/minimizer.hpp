@@ -73,16 +73,52 @@ class minimizer_scanner {
     // Calls f(canonical_kmer, minimizer) for every k-mer of seq made of k consecutive bases, in
     // order, as kmer_scanner::for_each does (same k-mers, same stop-on-false rule).
     template <typename F>
-    bool for_each(std::string_view seq, F&& f) const;
+    bool for_each(std::string_view seq, F&& f) const {
+        return scan(seq, [&](uint64_t canonical, uint64_t minimizer, size_t, uint64_t) {
+            return f(canonical, minimizer);
+        });
+    }
+
+    // Calls f(first, last, kmers, minimizer) for every super-k-mer of seq: a longest run of
+    // consecutive k-mers (no invalid base between them) that share their minimizer, at most
+    // max_run of them (a longer run, which only repeats of one m-mer give, is cut: each piece's
+    // m-mers are still those of k-mers with that minimizer). first and last: the forward strands
+    // (2 bits a base, the first base on top) of its first and last k-mer, which hold all of its
+    // k + kmers - 1 bases while kmers <= k + 1. The k-mers are for_each's, in order (KMC's bins
+    // hold these).
+    template <typename F>
+    void for_each_super_kmer(std::string_view seq, F&& f, unsigned max_run) const {
+        uint64_t first = 0, last = 0, current = 0;
+        size_t last_end = 0;
+        unsigned run = 0;
+        scan(seq, [&](uint64_t, uint64_t minimizer, size_t end, uint64_t forward) {
+            if (run != 0 && (minimizer != current || end != last_end + 1 || run == max_run)) {
+                f(first, last, run, current);
+                run = 0;
+            }
+            if (run == 0) {
+                first = forward;
+                current = minimizer;
+            }
+            ++run;
+            last = forward;
+            last_end = end;
+        });
+        if (run != 0) f(first, last, run, current);
+    }
 
   private:
+    // for_each, also telling f the offset just past each k-mer's last base and its forward strand.
+    template <typename F>
+    bool scan(std::string_view seq, F&& f) const;
+
     unsigned k_, m_;
     uint64_t seed_;
 };
 
 template <typename F>
-bool minimizer_scanner::for_each(std::string_view seq, F&& f) const {
-    using result_t = std::invoke_result_t<F&, uint64_t, uint64_t>;
+bool minimizer_scanner::scan(std::string_view seq, F&& f) const {
+    using result_t = std::invoke_result_t<F&, uint64_t, uint64_t, size_t, uint64_t>;
     constexpr bool can_stop = std::is_same_v<result_t, bool>;
 
     unsigned const k = k_, m = m_;
@@ -148,10 +184,11 @@ bool minimizer_scanner::for_each(std::string_view seq, F&& f) const {
             }
             if (mmers < w) continue;  // the k-mer is not complete yet
             uint64_t const canon = forward < reverse ? forward : reverse;
+            size_t const end_offset = static_cast<size_t>(p - seq.data());
             if constexpr (can_stop) {
-                if (!f(canon, minimum)) return false;
+                if (!f(canon, minimum, end_offset, forward)) return false;
             } else {
-                f(canon, minimum);
+                f(canon, minimum, end_offset, forward);
             }
         }
     }

@@ -47,14 +47,19 @@ constexpr uint64_t kmer_mask(unsigned k) noexcept {
 // Complement is bitwise NOT (A=0 <-> T=3, C=1 <-> G=2); reversal swaps the 2-bit groups within each
 // byte, then the bytes, which reverses all 32 groups of the word; the k groups we want then sit at
 // the top, so one shift right by 64 - 2k brings them down (and drops the complemented high bits).
-// Throws usage_error for k outside 1..32.
-constexpr uint64_t reverse_complement(uint64_t kmer, unsigned k) {
-    check_k(k);
+// reverse_complement_unchecked: for a k known to be in 1..32 (a hot loop's).
+constexpr uint64_t reverse_complement_unchecked(uint64_t kmer, unsigned k) noexcept {
     uint64_t x = ~kmer;
     x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
     x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((x & 0x0F0F0F0F0F0F0F0FULL) << 4);
     x = __builtin_bswap64(x);
     return x >> (64 - 2 * k);
+}
+
+// Throws usage_error for k outside 1..32.
+constexpr uint64_t reverse_complement(uint64_t kmer, unsigned k) {
+    check_k(k);
+    return reverse_complement_unchecked(kmer, k);
 }
 
 // The canonical form of a k-mer: min(kmer, reverse_complement(kmer)), both restricted to 2k bits.

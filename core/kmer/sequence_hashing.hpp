@@ -33,11 +33,11 @@
 //    (core/qf/expandable.hpp, Theorem 2: ~1.96 2^-r).
 //  - what would break it is a window that repeats or low-complexity sequence overloads (one
 //    minimizer shared by the k-mers of thousands of mutated copies): L then grows without bound,
-//    and so would the run lengths and offsets of the table. So the sorted build counts the
-//    distinct fingerprints of each window (exact: they arrive sorted and deduplicated,
-//    app/index/sorted_build.hpp), and marks the windows holding more than 2.5 W as overloaded:
-//    their fingerprints are dropped and their k-mers take the plain hash
-//    (h = kmer_hasher(k-mer)), inserted in one more pass over the references. The marks are stored
+//    and so would the run lengths and offsets of the table. So the build counts the distinct
+//    fingerprints of each window's k-mers exactly (app/index/superkmer_bins.hpp; a build in
+//    several passes, app/index/sorted_build.hpp, counts those of its sorted buckets), and marks
+//    the windows holding more than 2.5 W as overloaded: their k-mers take the plain hash
+//    (h = kmer_hasher(k-mer)), which goes into the same sorted fill. The marks are stored
 //    in the index (a bit per window) and the query reads them once per k-mer (the same word for a
 //    whole super-k-mer). A near k-mer then matches with probability at most 2.5 2^-r in the fullest
 //    window allowed (1.2e-3 at the default r = 11) and about the plain rate on average: measured in
@@ -203,11 +203,23 @@ class local_kmer_hashing {
             uint64_t const window = spread >> (64 - bits);
             if (any_marks && ((marks[window / 64] >> (window % 64)) & 1)) [[unlikely]]
                 return f(hasher_(canonical), true);
-            return f((spread & top_mask) | ((hasher_(canonical) >> bits) & ~extra_mask) |
-                         ((spread >> extra_shift) & extra_mask),
+            return f(combine(spread, hasher_(canonical), bits, top_mask, extra_shift, extra_mask),
                      false);
         });
     }
+
+    // The pieces of for_each_tagged's hash, for a build that keeps super-k-mers and hashes their
+    // k-mers later (app/index/superkmer_bins.hpp): the window of a minimizer's spread, and a
+    // k-mer's hash given its minimizer's spread (that of a window not overloaded).
+    uint64_t window_of(uint64_t spread) const noexcept { return spread >> (64 - window_bits_); }
+    uint64_t local_hash(uint64_t canonical, uint64_t spread) const noexcept {
+        unsigned const extra_shift = 64 - window_bits_ - extra_bits_;
+        return combine(spread, hasher_(canonical), window_bits_, ~(~uint64_t{0} >> window_bits_),
+                       extra_shift, (uint64_t{1} << extra_bits_) - 1);
+    }
+    uint64_t plain_hash(uint64_t canonical) const noexcept { return hasher_(canonical); }
+    minimizer_scanner const& scanner() const noexcept { return scanner_; }
+    unsigned window_bits() const noexcept { return window_bits_; }
 
     // f(plain hash) for the k-mers of overloaded windows only, in order: the build's pass that
     // gathers what it dropped from those windows. Unlike for_each_tagged it hashes only those
@@ -233,6 +245,14 @@ class local_kmer_hashing {
     }
 
   private:
+    // The hash's one home: the window's top bits of the spread, the k-mer's own hash below them,
+    // and at the bottom the spread's extra window bits (core/qf/level_windows.hpp).
+    static uint64_t combine(uint64_t spread, uint64_t own, unsigned bits, uint64_t top_mask,
+                            unsigned extra_shift, uint64_t extra_mask) noexcept {
+        return (spread & top_mask) | ((own >> bits) & ~extra_mask) |
+               ((spread >> extra_shift) & extra_mask);
+    }
+
     minimizer_scanner scanner_;
     kmer_hasher hasher_;
     unsigned window_bits_;

@@ -163,3 +163,47 @@ TEST(minimizer_scanner, rejects_lengths_that_do_not_fit) {
 }
 
 }  // namespace
+
+// Super-k-mers (the build's records, app/index/superkmer_bins.hpp): expanded from their first and
+// last forward strands they give for_each's k-mers in order, each run shares one minimizer, runs
+// end where the minimizer changes or an invalid base cuts the sequence (else only at max_run), and
+// a repeat of one base (one m-mer over and over) is cut into runs of max_run.
+TEST(minimizer_scanner, super_kmers_expand_to_the_scanned_kmers) {
+    std::mt19937_64 rng(20261126);
+    unsigned const k = 31, m = 20;
+    qmer::minimizer_scanner const scanner(k, m, 3);
+    for (double invalid : {0.0, 0.01, 0.1}) {
+        std::string seq = random_sequence(rng, 20000, invalid);
+        seq += std::string(200, 'A') + random_sequence(rng, 300, 0.0);  // a run past max_run
+        std::vector<hit> expanded;
+        std::vector<unsigned> runs;
+        scanner.for_each_super_kmer(
+            seq,
+            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+                ASSERT_GE(n, 1u);
+                ASSERT_LE(n, k + 1);
+                runs.push_back(n);
+                // The k + n - 1 bases: the first k-mer's, then the last n - 1 of the last one's.
+                uint64_t forward = first;
+                for (unsigned i = 0; i < n; ++i) {
+                    if (i != 0)
+                        forward = ((forward << 2) | ((last >> (2 * (n - 1 - i))) & 3)) &
+                                  qmer::kmer_mask(k);
+                    expanded.emplace_back(qmer::canonical(forward, k), minimizer);
+                }
+                if (n > 1) {
+                    EXPECT_EQ(forward, last);
+                }
+            },
+            k + 1);
+        auto const scan = scanned(seq, k, m, 3);
+        EXPECT_EQ(expanded, scan) << "invalid=" << invalid;
+        // Consecutive runs of one sequence stretch differ in minimizer unless one was cut.
+        EXPECT_GT(runs.size(), scan.size() / (k + 1));
+        EXPECT_NE(std::find(runs.begin(), runs.end(), k + 1), runs.end());
+        double const mean = static_cast<double>(scan.size()) / static_cast<double>(runs.size());
+        if (invalid == 0.0) {
+            EXPECT_GT(mean, 4.0) << "super-k-mers of random sequence: ~6.5 k-mers";
+        }
+    }
+}

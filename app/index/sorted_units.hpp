@@ -1,0 +1,62 @@
+#pragma once
+// The two steps every sorted build shares (app/index/sorted_build.hpp, superkmer_bins.hpp): a
+// unit's values sorted in cache, and the units handed in order to the level's writer while the
+// next ones are sorted.
+
+#include <tbb/parallel_pipeline.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "app/common/interrupt.hpp"
+#include "app/common/progress.hpp"
+
+namespace qmer::app {
+
+// Where a sorted build's fingerprints go: a unit's sorted, deduplicated fingerprints at a time,
+// in increasing order across calls. Returns how many of them it took, fewer once the level is
+// full: a rank_select_writer (the first level written straight in the query layout) or the
+// concurrent table's append_sorted (a build in several passes, whose crowded windows' k-mers are
+// inserted one by one afterwards).
+using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
+
+// LSD radix sort of values below 2^bits in digits of at most 13 bits (counters stay in L1), through
+// a scratch buffer of the same size: 2 passes for the usual 25 bits, ~3x faster than std::sort on
+// buckets of ~10^4 values. Every digit's counts come from one read of the values (not one per
+// pass), and a digit that all values share moves nothing.
+void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits);
+
+// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and handed to `sink`
+// in order. Serial: the next unit; parallel: its sorted fingerprints; serial in order: the append.
+// Tokens bound the sorted units waiting for the append. False once the sink took less than all.
+template <typename Sorted>
+inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
+                            sorted_sink const& sink, progress_meter* progress) {
+    uint32_t next = first;
+    uint32_t appended = 0;
+    bool complete = true;
+    tbb::parallel_pipeline(
+        2 * static_cast<size_t>(threads),
+        tbb::make_filter<void, uint32_t>(tbb::filter_mode::serial_in_order,
+                                         [&](tbb::flow_control& fc) -> uint32_t {
+                                             if (next == last || interrupted()) {
+                                                 fc.stop();
+                                                 return 0;
+                                             }
+                                             return next++;
+                                         }) &
+            tbb::make_filter<uint32_t, std::vector<uint64_t>>(tbb::filter_mode::parallel, sorted) &
+            tbb::make_filter<std::vector<uint64_t>, void>(
+                tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
+                    // Once level 0 is full, everything after stays out too (larger fingerprints).
+                    if (complete && sink(fps) != fps.size()) complete = false;
+                    if (progress != nullptr)
+                        progress->advance(static_cast<double>(++appended) / (last - first));
+                }));
+    throw_if_interrupted();
+    return complete;
+}
+
+}  // namespace qmer::app

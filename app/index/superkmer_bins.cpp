@@ -1,0 +1,449 @@
+#include "app/index/superkmer_bins.hpp"
+
+#include <sys/mman.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <utility>
+
+#include "app/common/interrupt.hpp"
+#include "core/kmer/encoding.hpp"
+#include "core/kmer/minimizer.hpp"
+
+namespace qmer::app {
+namespace {
+
+// A record: its k-mer count n (one byte), the 32 bits of its minimizer's spread below the bin
+// bits (the window and the extra window bits, which the fill and the marks need: 4 bytes that
+// spare recomputing the minimizer, a multiply per base, in both), its first k-mer's forward strand
+// (8 bytes), and the last n - 1 bases of its last k-mer's (2 bits each, the last base lowest, in
+// as few bytes as hold them). Runs are cut at k + 1 k-mers so those bases fit one word: random
+// sequence has runs of ~6.5, at most a few times w; longer ones come from repeats of one m-mer.
+constexpr size_t header_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t);
+
+constexpr size_t record_bytes(unsigned kmers) noexcept {
+    return header_bytes + (2 * (kmers - 1) + 7) / 8;
+}
+constexpr unsigned max_run_of(unsigned k) noexcept {
+    return k + 1;
+}
+constexpr unsigned max_run = 33;
+constexpr size_t max_record_bytes = record_bytes(max_run);
+
+// At most 2^12 bins (each thread's buffers of all bins stay small), at least 2^10 where the
+// windows allow it, and enough that a bin's fingerprints relative to its first fit 31 bits.
+constexpr unsigned max_bin_bits = 12;
+constexpr unsigned wanted_bin_bits = 10;
+constexpr unsigned most_window_bits_per_bin = 20;
+constexpr size_t min_buffer_bytes = 4096;
+
+// Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
+// of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
+inline uint64_t decode_record(uint8_t const* record, unsigned k, uint64_t bin_part,
+                              unsigned bin_bits, uint64_t* kmers) {
+    uint64_t const kmask = kmer_mask(k);
+    uint64_t const top = uint64_t{1} << (2 * (k - 1));
+    unsigned const n = record[0];
+    uint32_t low;
+    std::memcpy(&low, record + 1, sizeof low);
+    uint64_t forward;
+    std::memcpy(&forward, record + 5, sizeof forward);
+    uint64_t tail = 0;
+    std::memcpy(&tail, record + header_bytes, (2 * (n - 1) + 7) / 8);
+    uint64_t reverse = reverse_complement_unchecked(forward, k);
+    kmers[0] = forward < reverse ? forward : reverse;
+    for (unsigned i = 1; i < n; ++i) {
+        uint64_t const code = (tail >> (2 * (n - 1 - i))) & 3;
+        forward = ((forward << 2) | code) & kmask;
+        reverse = (reverse >> 2) | ((3 - code) * top);
+        kmers[i] = forward < reverse ? forward : reverse;
+    }
+    return bin_part | (uint64_t{low} << (32 - bin_bits));
+}
+
+// Calls f(window offset in the bin, k-mers, where the record starts) for each record, without
+// decoding its bases.
+template <typename F>
+void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits, F&& f) {
+    size_t at = 0;
+    while (at < bytes.size()) {
+        unsigned const n = bytes[at];
+        uint32_t low;
+        std::memcpy(&low, bytes.data() + at + 1, sizeof low);
+        f(offset_bits == 0 ? 0 : low >> (32 - offset_bits), n, at);
+        at += record_bytes(n);
+    }
+}
+
+void sort_unique(std::vector<uint32_t>& values, unsigned bits) {
+    std::vector<uint32_t> scratch;
+    radix_sort(values, scratch, bits);
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+}  // namespace
+
+chunk_arena::chunk_arena(uint64_t bytes) : size_(bytes / page * page) {
+    if (size_ == 0) return;
+    void* const at = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (at == MAP_FAILED) {
+        size_ = 0;  // no address space: every chunk goes to the scratch file
+        return;
+    }
+    base_ = static_cast<uint8_t*>(at);
+}
+
+chunk_arena::~chunk_arena() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+}
+
+uint8_t* chunk_arena::take(size_t bytes) noexcept {
+    uint64_t const rounded = (bytes + page - 1) / page * page;
+    // Reserved with one atomic add; one that overdraws leaves the counter past the end, so
+    // every later one fails too (the arena is used up either way).
+    uint64_t const at = used_.fetch_add(rounded, std::memory_order_relaxed);
+    if (at + rounded > size_) return nullptr;
+    return base_ + at;
+}
+
+void chunk_arena::give_back(uint8_t* at, size_t bytes) noexcept {
+    size_t const rounded = (bytes + page - 1) / page * page;
+    ::madvise(at, rounded, MADV_DONTNEED);
+}
+
+binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
+                           std::function<io::spill_file&()> open_file)
+    : bins_(bins),
+      buffer_bytes_((std::max(buffer_bytes, min_buffer_bytes) + chunk_arena::page - 1) /
+                    chunk_arena::page * chunk_arena::page),
+      memory_(memory),
+      open_file_(std::move(open_file)),
+      local_([bins] {
+          thread_bins mine;
+          mine.buffers.resize(bins);
+          mine.chunks.resize(bins);
+          return mine;
+      }) {}
+
+void binned_store::append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes) {
+    auto& buffer = mine.buffers[bin];
+    if (buffer.size() + bytes > buffer_bytes_) flush(mine, bin);
+    if (buffer.capacity() == 0) buffer.reserve(buffer_bytes_);
+    auto const* p = static_cast<uint8_t const*>(data);
+    buffer.insert(buffer.end(), p, p + bytes);
+}
+
+void binned_store::flush(thread_bins& mine, uint32_t bin) {
+    auto& buffer = mine.buffers[bin];
+    if (buffer.empty()) return;
+    chunk c;
+    c.bytes = buffer.size();
+    // The arena while it has room, the scratch file after; the buffer is kept for the next.
+    if (uint8_t* const at = memory_.take(buffer.size())) {
+        std::memcpy(at, buffer.data(), buffer.size());
+        c.memory = at;
+    } else {
+        c.offset = open_file_().append(buffer.data(), buffer.size());
+        file_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
+    }
+    buffer.clear();
+    mine.chunks[bin].push_back(c);
+}
+
+void binned_store::flush_all() {
+    for (auto& mine : local_) {
+        for (uint32_t bin = 0; bin < std::min<size_t>(bins_, mine.buffers.size()); ++bin)
+            flush(mine, bin);
+        std::vector<std::vector<uint8_t>>().swap(mine.buffers);
+    }
+}
+
+std::vector<uint8_t> binned_store::read(uint32_t bin, bool release) {
+    size_t total = 0;
+    for (auto& mine : local_)
+        for (auto const& c : mine.chunks[bin]) total += c.bytes;
+    std::vector<uint8_t> bytes(total);
+    size_t at = 0;
+    for (auto& mine : local_) {
+        for (auto& c : mine.chunks[bin]) {
+            if (c.memory != nullptr) {
+                std::memcpy(bytes.data() + at, c.memory, c.bytes);
+                if (release) memory_.give_back(c.memory, c.bytes);
+            } else {
+                open_file_().read(c.offset, bytes.data() + at, c.bytes);
+            }
+            at += c.bytes;
+        }
+        if (release) std::vector<chunk>().swap(mine.chunks[bin]);
+    }
+    return bytes;
+}
+
+unsigned superkmer_bins::bin_bits_of(qf::geometry g, unsigned window_bits) noexcept {
+    unsigned const fp_bits = g.fingerprint_bits();
+    unsigned const needed = fp_bits > 31 ? fp_bits - 31 : 0;
+    // Never finer than the windows: a bin holds whole windows.
+    return std::min(window_bits, std::max(needed, wanted_bin_bits));
+}
+
+bool superkmer_bins::supports(qf::geometry g, unsigned window_bits) noexcept {
+    unsigned const bins = bin_bits_of(g, window_bits);
+    return window_bits >= 1 && bins <= max_bin_bits && g.fingerprint_bits() <= bins + 31 &&
+           window_bits - bins <= most_window_bits_per_bin &&
+           window_bits + level_window_extra_bits <= bins + 32;
+}
+
+double superkmer_bins::expected_bytes_per_position(unsigned k, unsigned minimizer_length) noexcept {
+    double const w = static_cast<double>(k - minimizer_length + 1);
+    double const kmers = (w + 1) / 2;  // per super-k-mer, for random minimizers
+    return (static_cast<double>(header_bytes) + (kmers - 1) / 4 + 0.5) / kmers;
+}
+
+uint64_t superkmer_bins::working_bytes(qf::geometry g, unsigned window_bits,
+                                       uint64_t kmer_positions, unsigned threads,
+                                       size_t buffer_bytes_per_thread) noexcept {
+    uint64_t const bins = uint64_t{1} << bin_bits_of(g, window_bits);
+    uint64_t const buffer = std::max<uint64_t>(min_buffer_bytes, buffer_bytes_per_thread / bins);
+    uint64_t const buffers = uint64_t{threads} * bins * buffer;
+    // A bin being sorted, +25% for uneven bins: its records (~2 bytes a position), its values,
+    // the radix scratch, the plain values and their scratch (4 bytes each) and its fingerprints
+    // (8), for each of the fill's 2 tokens per thread; and a bin's window counts.
+    uint64_t const bin_positions = kmer_positions / bins * 5 / 4 + 1;
+    uint64_t const sorting = 2 * uint64_t{threads} * bin_positions * 26;
+    uint64_t const windows = uint64_t{threads} * 4 << (window_bits - bin_bits_of(g, window_bits));
+    // Where each chunk went: ~48 bytes per chunk of a minimal buffer.
+    uint64_t const chunks = kmer_positions * 3 / min_buffer_bytes * 48;
+    return buffers + sorting + windows + chunks;
+}
+
+superkmer_bins::superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g,
+                               uint64_t memory_budget, std::string temp_folder,
+                               size_t buffer_bytes_per_thread)
+    : hashing_(hashing),
+      g_(g),
+      bin_bits_(bin_bits_of(g, hashing.window_bits())),
+      temp_folder_(std::move(temp_folder)),
+      memory_(memory_budget),
+      records_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
+               [this]() -> io::spill_file& {
+                   std::lock_guard lock(file_mutex_);
+                   if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
+                   return *file_;
+               }),
+      plain_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
+             [this]() -> io::spill_file& {
+                 std::lock_guard lock(file_mutex_);
+                 if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
+                 return *file_;
+             }) {}
+
+uint64_t superkmer_bins::add(std::string_view seq) {
+    auto& mine = records_.mine();
+    unsigned const bin_shift = 64 - bin_bits_;
+    unsigned const low_shift = 32 - bin_bits_;
+    uint8_t record[max_record_bytes];
+    uint64_t kmers = 0;
+    hashing_.scanner().for_each_super_kmer(
+        seq,
+        [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+            kmers += n;
+            uint64_t const spread = minimizer_spread(minimizer);
+            auto const low = static_cast<uint32_t>(spread >> low_shift);
+            uint64_t const tail = n == 1 ? 0 : last & (~uint64_t{0} >> (64 - 2 * (n - 1)));
+            record[0] = static_cast<uint8_t>(n);
+            std::memcpy(record + 1, &low, sizeof low);
+            std::memcpy(record + 5, &first, sizeof first);
+            std::memcpy(record + header_bytes, &tail, sizeof tail);
+            records_.append(mine, static_cast<uint32_t>(spread >> bin_shift), record,
+                            record_bytes(n));
+        },
+        max_run_of(hashing_.k()));
+    return kmers;
+}
+
+uint64_t superkmer_bins::first_fingerprint(uint32_t bin) const noexcept {
+    return bin_bits_ == 0 ? 0 : g_.fingerprint(uint64_t{bin} << (64 - bin_bits_));
+}
+
+uint64_t superkmer_bins::last_fingerprint(uint32_t bin) const noexcept {
+    if (bin + 1 == bin_count()) return g_.fingerprint(~uint64_t{0});
+    return g_.fingerprint((uint64_t{bin + 1} << (64 - bin_bits_)) - 1);
+}
+
+void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
+    records_.flush_all();
+    unsigned const k = hashing_.k();
+    unsigned const offset_bits = hashing_.window_bits() - bin_bits_;
+    unsigned const plain_shift = 64 - bin_bits_;
+    // Bins in parallel; each task sets mark bits with atomic ORs (neighbouring bins' windows
+    // share words) and appends plain values through its thread's buffers. Ctrl-C is seen
+    // between bins.
+    tbb::parallel_for(uint32_t{0}, bin_count(), [&](uint32_t bin) {
+        throw_if_interrupted();
+        std::vector<uint8_t> const bytes = records_.read(bin, false);
+        if (bytes.empty()) return;
+        // A window's positions bound its distinct fingerprints: only windows with more than the
+        // threshold are counted exactly.
+        std::vector<uint64_t> positions(size_t{1} << offset_bits, 0);
+        for_each_record_window(bytes, offset_bits, [&](uint32_t offset, unsigned n, size_t) {
+            positions[offset] += n;
+        });
+        std::vector<uint8_t> candidate(positions.size(), 0);
+        bool any = false;
+        for (size_t w = 0; w < positions.size(); ++w)
+            if (static_cast<double>(positions[w]) > threshold) candidate[w] = 1, any = true;
+        if (!any) return;
+        uint64_t const first_window = uint64_t{bin} << offset_bits;
+        uint64_t const first = first_fingerprint(bin);
+        // The candidates' distinct fingerprints, each window's own (relative to the bin's first):
+        // a window's fingerprints are a range (the fingerprint grows with the hash), and two
+        // windows share at most their boundary one, so the key 2 v + (window & 1) keeps a
+        // boundary fingerprint of both windows apart and radix-sorts in 32 bits. A k-mer
+        // repeating the one before it (a homopolymer's) is skipped at once.
+        std::vector<size_t> records;  // where the candidates' records start
+        for_each_record_window(bytes, offset_bits, [&](uint32_t offset, unsigned, size_t at) {
+            if (candidate[offset]) records.push_back(at);
+        });
+        uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
+        uint64_t kmers[max_run];
+        std::vector<uint32_t> keys;
+        for (size_t at : records) {
+            uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+            uint32_t const parity = hashing_.window_of(spread) & 1;
+            uint64_t previous = ~uint64_t{0};
+            for (unsigned i = 0; i < bytes[at]; ++i) {
+                if (kmers[i] == previous) continue;
+                previous = kmers[i];
+                auto const v = static_cast<uint32_t>(
+                    g_.fingerprint(hashing_.local_hash(kmers[i], spread)) - first);
+                keys.push_back(2 * v + parity);
+            }
+        }
+        sort_unique(keys, static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first)) + 1);
+        // Each key's window: the one whose range holds v, or at a shared boundary the one of its
+        // parity. Windows are walked in order beside the keys.
+        unsigned const window_shift = 64 - hashing_.window_bits();
+        auto last_of = [&](uint64_t offset) {  // the window's last fingerprint, relative
+            uint64_t const window = first_window + offset;
+            return (window == (~uint64_t{0} >> window_shift)
+                        ? g_.fingerprint(~uint64_t{0})
+                        : g_.fingerprint(((window + 1) << window_shift) - 1)) -
+                   first;
+        };
+        std::vector<uint32_t> distinct(positions.size(), 0);
+        uint64_t w = 0, w_last = last_of(0);
+        for (uint32_t key : keys) {
+            uint64_t const v = key >> 1;
+            while (v > w_last) w_last = last_of(++w);
+            // v == w_last may also be the first of window w + 1: the parity says which.
+            uint64_t const owner = (v == w_last && w + 1 < positions.size() &&
+                                    ((first_window + w + 1) & 1) == (key & 1))
+                                       ? w + 1
+                                       : w;
+            ++distinct[owner];
+        }
+        std::vector<uint8_t> marked(positions.size(), 0);
+        bool any_marked = false;
+        for (size_t o = 0; o < positions.size(); ++o) {
+            if (!candidate[o] || static_cast<double>(distinct[o]) <= threshold) continue;
+            uint64_t const window = first_window + o;
+            std::atomic_ref<uint64_t>(marks.bits[window / 64])
+                .fetch_or(uint64_t{1} << (window % 64), std::memory_order_relaxed);
+            marks.marked.fetch_add(1, std::memory_order_relaxed);
+            marked[o] = 1;
+            any_marked = true;
+        }
+        if (!any_marked) return;
+        // The marked windows' k-mers by their plain hash, into that hash's bin.
+        auto& mine = plain_.mine();
+        for (size_t at : records) {
+            uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+            if (!marked[hashing_.window_of(spread) - first_window]) continue;
+            for (unsigned i = 0; i < bytes[at]; ++i) {
+                uint64_t const h = hashing_.plain_hash(kmers[i]);
+                uint32_t const to = bin_bits_ == 0 ? 0 : static_cast<uint32_t>(h >> plain_shift);
+                auto const value = static_cast<uint32_t>(g_.fingerprint(h) - first_fingerprint(to));
+                plain_.append(mine, to, &value, sizeof value);
+            }
+        }
+    });
+    plain_.flush_all();
+}
+
+std::vector<uint64_t> superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks) {
+    std::vector<uint8_t> const bytes = records_.read(bin, true);
+    uint64_t const first = first_fingerprint(bin);
+    auto const bits = static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first));
+    bool const any_marks = marks.marked.load(std::memory_order_relaxed) != 0;
+    // The bin's k-mers, counted from the record headers, so that the loop below writes its values
+    // with no capacity check; the hashing and the geometry copied into locals, which the stores
+    // cannot alias (members are reloaded after each store otherwise).
+    size_t total = 0;
+    for_each_record_window(bytes, 0, [&](uint32_t, unsigned n, size_t) { total += n; });
+    std::vector<uint32_t> values(total);
+    uint32_t* out = values.data();
+    local_kmer_hashing const hashing = hashing_;
+    qf::geometry const g = g_;
+    unsigned const k = hashing.k();
+    uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
+    uint64_t kmers[max_run];
+    for (size_t at = 0; at < bytes.size(); at += record_bytes(bytes[at])) {
+        uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+        if (any_marks && marks.is_marked(hashing.window_of(spread))) continue;
+        for (unsigned i = 0, n = bytes[at]; i < n; ++i)
+            *out++ =
+                static_cast<uint32_t>(g.fingerprint(hashing.local_hash(kmers[i], spread)) - first);
+    }
+    values.resize(static_cast<size_t>(out - values.data()));
+    sort_unique(values, bits);
+    std::vector<uint8_t> const plain_bytes = plain_.read(bin, true);
+    std::vector<uint32_t> plain(plain_bytes.size() / sizeof(uint32_t));
+    if (!plain.empty()) {
+        std::memcpy(plain.data(), plain_bytes.data(), plain.size() * sizeof(uint32_t));
+        sort_unique(plain, bits);
+    }
+    // The union of the two, each sorted and deduplicated, as fingerprints.
+    std::vector<uint64_t> fps(values.size() + plain.size());
+    uint64_t* to = fps.data();
+    uint32_t const* v = values.data();
+    uint32_t const* const v_end = v + values.size();
+    uint32_t const* p = plain.data();
+    uint32_t const* const p_end = p + plain.size();
+    while (v != v_end && p != p_end) {
+        uint32_t const x = *v <= *p ? *v : *p;
+        v += *v == x;
+        p += *p == x;
+        *to++ = first + x;
+    }
+    for (; v != v_end; ++v) *to++ = first + *v;
+    for (; p != p_end; ++p) *to++ = first + *p;
+    fps.resize(static_cast<size_t>(to - fps.data()));
+    return fps;
+}
+
+bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const& marks,
+                               unsigned threads, progress_meter* progress) {
+    records_.flush_all();
+    plain_.flush_all();
+    // Neighbouring bins can share their boundary fingerprint (a bin is a range of hashes): it
+    // goes in once, with the first bin that has it.
+    bool any = false;
+    uint64_t last = 0;
+    sorted_sink const once = [&](std::span<uint64_t const> fps) -> size_t {
+        size_t const skip = any && !fps.empty() && fps[0] == last ? 1 : 0;
+        size_t const took = skip + sink(fps.subspan(skip));
+        if (took > skip) {
+            any = true;
+            last = fps[took - 1];
+        }
+        return took;
+    };
+    return append_in_order(
+        0, bin_count(), threads, [&](uint32_t bin) { return sorted_bin(bin, marks); }, once,
+        progress);
+}
+
+}  // namespace qmer::app

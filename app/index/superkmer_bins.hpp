@@ -1,0 +1,179 @@
+#pragma once
+// The sorted build of a minimizer-local first level from super-k-mers (issue 16; KMC's design:
+// Deorowicz et al., "KMC 2: fast and resource-frugal k-mer counting", Bioinformatics 2015, bins
+// of super-k-mers on disk, each then expanded and sorted in memory).
+//
+// The reading pass stores each super-k-mer (a run of consecutive k-mers sharing their minimizer,
+// core/kmer/minimizer.hpp) once, its bases packed 2 bits each behind a count byte: ~11 bytes for
+// ~6.5 k-mers of random sequence (1.7 bytes a k-mer position) instead of 4 bytes of fingerprint
+// per position, in the bin its minimizer's spread selects (the top bits of every hash it gives,
+// core/kmer/sequence_hashing.hpp). The minimizer itself is not stored: it is the smallest m-mer
+// hash of the record's span (each of those m-mers lies in one of its k-mers, and each k-mer holds
+// one of that hash), so decoding recomputes it with one multiply per base.
+//
+// Since a window of the table is a range of the minimizer's spread, a bin holds whole windows,
+// and the overloaded windows (core/kmer/sequence_hashing.hpp) are found from the records alone:
+// a window's positions (the records' k-mer counts) bound its distinct fingerprints, so only
+// windows with more positions than the threshold are expanded and counted exactly. Their k-mers
+// are hashed plainly from the records there and then (the build from fingerprints read the
+// references once more for them), kept by the bin of that plain hash, and each bin of the fill
+// is its unmarked records' fingerprints merged with those: one sorted append.
+//
+// Memory: records and plain values stay in memory up to a budget; beyond it they go to an
+// unnamed scratch file (io/spill_file.hpp), opened at the first chunk that needs it. Either way
+// the index is the same: the marks and fingerprints depend on the records only.
+
+#include <tbb/enumerable_thread_specific.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/common/progress.hpp"
+#include "app/index/sorted_units.hpp"
+#include "core/kmer/sequence_hashing.hpp"
+#include "core/qf/fingerprint.hpp"
+#include "io/spill_file.hpp"
+
+namespace qmer::app {
+
+// Memory for chunks that are written once and freed one by one in any order: an anonymous
+// mapping reserved up front (address space only) and handed out from its start; a freed chunk's
+// pages go back to the system at once (madvise), which malloc's free() of many small blocks
+// would not do (they stay in its heap), so the process shrinks as the fill frees the bins.
+class chunk_arena {
+  public:
+    static constexpr size_t page = 4096;
+    explicit chunk_arena(uint64_t bytes);
+    chunk_arena(chunk_arena const&) = delete;
+    chunk_arena& operator=(chunk_arena const&) = delete;
+    ~chunk_arena();
+    // Room for `bytes` (rounded up to whole pages), or nullptr once the arena is used up.
+    uint8_t* take(size_t bytes) noexcept;
+    void give_back(uint8_t* at, size_t bytes) noexcept;
+
+  private:
+    uint8_t* base_ = nullptr;
+    uint64_t size_ = 0;
+    std::atomic<uint64_t> used_{0};
+};
+
+// Bytes per bin in memory or in a scratch file that is opened on first need: per-thread buffers
+// of each bin, copied into the arena (while it has room) or appended to the file when full. A
+// value never straddles two chunks, so a bin's chunks read back in any order are a sequence of
+// whole values.
+class binned_store {
+  public:
+    // bins: the number of bins; buffer_bytes: each thread's buffer per bin (rounded up to whole
+    // pages); memory: where chunks go while it has room, else to open_file()'s scratch file.
+    binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
+                 std::function<io::spill_file&()> open_file);
+
+    struct thread_bins;
+    // The calling thread's buffers (a TLS lookup: take it once per sequence, not per value).
+    thread_bins& mine() { return local_.local(); }
+    // Adds `bytes` (at most buffer_bytes) to `bin` through the thread's buffers.
+    void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes);
+    // Buffers to chunks, and the buffers freed: after the last append.
+    void flush_all();
+    // A bin's bytes, its chunks in the order the threads wrote them; `release` frees the bin.
+    std::vector<uint8_t> read(uint32_t bin, bool release);
+
+    uint64_t file_bytes() const noexcept { return file_bytes_.load(std::memory_order_relaxed); }
+
+    struct chunk {
+        uint64_t offset = 0;  // in the file, when `memory` is null
+        uint64_t bytes = 0;
+        uint8_t* memory = nullptr;  // in the arena
+    };
+    struct thread_bins {
+        std::vector<std::vector<uint8_t>> buffers;  // per bin, until full
+        std::vector<std::vector<chunk>> chunks;     // per bin
+    };
+
+  private:
+    void flush(thread_bins& mine, uint32_t bin);
+
+    uint32_t bins_;
+    size_t buffer_bytes_;
+    chunk_arena& memory_;
+    std::atomic<uint64_t> file_bytes_{0};
+    std::function<io::spill_file&()> open_file_;
+    tbb::enumerable_thread_specific<thread_bins, tbb::cache_aligned_allocator<thread_bins>,
+                                    tbb::ets_key_per_instance>
+        local_;
+};
+
+// The marks of a minimizer-local first level: bit w set, window w is overloaded (its k-mers take
+// the plain hash). 2^window_bits bits, the header's hash_scheme_params::overloaded.
+struct overloaded_windows {
+    std::vector<uint64_t> bits;
+    std::atomic<uint64_t> marked{0};
+    bool is_marked(uint64_t window) const noexcept {
+        return (bits[window / 64] >> (window % 64)) & 1;
+    }
+};
+
+class superkmer_bins {
+  public:
+    // hashing: the index's minimizer-local scheme, without marks; g: the first level's geometry.
+    // Records and plain values stay in memory up to memory_budget bytes; beyond it they go to a
+    // scratch file in temp_folder. buffer_bytes_per_thread: each thread's buffers, all bins.
+    superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g, uint64_t memory_budget,
+                   std::string temp_folder, size_t buffer_bytes_per_thread);
+
+    // Whether the bins can hold g's first level built with `window_bits`: a bin's fingerprints
+    // relative to its first fit 31 bits with at most 2^12 bins, and a bin holds at most 2^20
+    // windows.
+    static bool supports(qf::geometry g, unsigned window_bits) noexcept;
+    // Super-k-mers' bytes per k-mer position on random sequence (2 / (w + 1) records a position,
+    // each a count byte and (k + (w + 1) / 2 - 1) / 4 bytes of bases): what the plan expects.
+    static double expected_bytes_per_position(unsigned k, unsigned minimizer_length) noexcept;
+    // What the bins hold in memory besides their records: `threads` threads' buffers and the bins
+    // being marked or sorted (the fill's tokens), for `kmer_positions` positions.
+    static uint64_t working_bytes(qf::geometry g, unsigned window_bits, uint64_t kmer_positions,
+                                  unsigned threads, size_t buffer_bytes_per_thread) noexcept;
+
+    // From the reading pipeline's threads: seq's super-k-mers into their bins. Returns its k-mers.
+    uint64_t add(std::string_view seq);
+
+    // Marks the windows holding more than `threshold` distinct fingerprints (bits sized for the
+    // scheme's window bits) and keeps their k-mers' plain hashes for the fill. After every add().
+    void mark(overloaded_windows& marks, double threshold);
+
+    // Every bin's fingerprints, sorted and deduplicated, to `sink` in order (the marked windows'
+    // k-mers by their plain hash): false if the sink took less than all (the level filled up).
+    bool append_to(sorted_sink const& sink, overloaded_windows const& marks, unsigned threads,
+                   progress_meter* progress = nullptr);
+
+    // The bytes that went through the scratch file (0: none was needed).
+    uint64_t file_bytes() const noexcept { return records_.file_bytes() + plain_.file_bytes(); }
+
+    uint32_t bin_count() const noexcept { return uint32_t{1} << bin_bits_; }
+    static unsigned bin_bits_of(qf::geometry g, unsigned window_bits) noexcept;
+
+  private:
+    // The fingerprint range [first, last] of bin b (hashes b * 2^(64 - bin bits) onwards).
+    uint64_t first_fingerprint(uint32_t bin) const noexcept;
+    uint64_t last_fingerprint(uint32_t bin) const noexcept;
+    std::vector<uint64_t> sorted_bin(uint32_t bin, overloaded_windows const& marks);
+
+    local_kmer_hashing hashing_;
+    qf::geometry g_;
+    unsigned bin_bits_;
+    std::string temp_folder_;
+    std::unique_ptr<io::spill_file> file_;
+    std::mutex file_mutex_;
+    chunk_arena memory_;
+    binned_store records_;
+    binned_store plain_;  // u32: plain fingerprints relative to their bin's first
+};
+
+}  // namespace qmer::app

@@ -1,0 +1,188 @@
+// The build from super-k-mer bins (app/index/superkmer_bins.hpp), against oracles computed k-mer
+// by k-mer: a window is marked exactly when its own k-mers have more distinct fingerprints than the
+// threshold, and the fill hands over every k-mer's fingerprint once, in order (the marked windows'
+// by their plain hash): the set the scheme's hashing gives over the same sequences with those
+// marks. Whatever keeps the records (memory, the scratch file, both) and however many threads add
+// them.
+
+#include "app/index/superkmer_bins.hpp"
+
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using qmer::local_kmer_hashing;
+using qmer::app::overloaded_windows;
+using qmer::app::superkmer_bins;
+
+std::string random_bases(std::mt19937_64& rng, size_t n) {
+    std::string s(n, 'A');
+    for (auto& c : s) c = "ACGT"[rng() % 4];
+    return s;
+}
+
+// Random sequence with N runs, a homopolymer, and mutated copies of one unit (crowded windows).
+std::vector<std::string> references(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> refs;
+    for (int i = 0; i < 6; ++i) {
+        std::string s = random_bases(rng, 30000);
+        for (int j = 0; j < 5; ++j) s[rng() % s.size()] = 'N';
+        refs.push_back(s);
+    }
+    refs.push_back(std::string(400, 'A') + random_bases(rng, 100));
+    std::string const unit = random_bases(rng, 300);
+    for (int copy = 0; copy < 60; ++copy) {
+        std::string mutated = unit;
+        for (int j = 0; j < 6; ++j) mutated[rng() % mutated.size()] = "ACGT"[rng() % 4];
+        refs.push_back(mutated);
+    }
+    return refs;
+}
+
+struct setup {
+    qmer::qf::geometry g = qmer::qf::geometry::with_slots(200000, 9);
+    unsigned bits = qmer::locality_window_bits(g.canonical_slots());
+    local_kmer_hashing hashing{31, 7, 20, bits, {}, qmer::level_window_extra_bits};
+};
+
+// The marks the rule gives: windows whose own k-mers have more distinct fingerprints.
+std::vector<uint64_t> oracle_marks(setup const& s, std::vector<std::string> const& refs,
+                                   double threshold) {
+    std::map<uint64_t, std::set<uint64_t>> per_window;
+    for (auto const& seq : refs)
+        s.hashing.scanner().for_each(seq, [&](uint64_t canonical, uint64_t minimizer) {
+            uint64_t const spread = qmer::minimizer_spread(minimizer);
+            per_window[s.hashing.window_of(spread)].insert(
+                s.g.fingerprint(s.hashing.local_hash(canonical, spread)));
+        });
+    std::vector<uint64_t> bits(((uint64_t{1} << s.bits) + 63) / 64, 0);
+    for (auto const& [w, fps] : per_window)
+        if (static_cast<double>(fps.size()) > threshold) bits[w / 64] |= uint64_t{1} << (w % 64);
+    return bits;
+}
+
+std::vector<uint64_t> oracle_fingerprints(setup const& s, std::vector<std::string> const& refs,
+                                          std::vector<uint64_t> const& marks) {
+    local_kmer_hashing const marked(31, 7, 20, s.bits, marks, qmer::level_window_extra_bits);
+    std::set<uint64_t> fps;
+    for (auto const& seq : refs)
+        marked.for_each(seq, [&](uint64_t h) { fps.insert(s.g.fingerprint(h)); });
+    return {fps.begin(), fps.end()};
+}
+
+struct built {
+    std::vector<uint64_t> marks;
+    std::vector<uint64_t> fps;
+    uint64_t file_bytes = 0;
+    uint64_t kmers = 0;
+};
+
+built build(setup const& s, std::vector<std::string> const& refs, double threshold,
+            uint64_t memory_budget, unsigned threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    superkmer_bins bins(s.hashing, s.g, memory_budget,
+                        std::filesystem::temp_directory_path().string(), 64 << 10);
+    built out;
+    std::atomic<uint64_t> kmers{0};
+    // Pieces of 1000 k-mer starts, as the reading pipeline cuts long records, from many tasks.
+    tbb::parallel_for(size_t{0}, refs.size(), [&](size_t r) {
+        std::string_view const seq = refs[r];
+        for (size_t start = 0; start + 31 <= seq.size(); start += 1000)
+            kmers += bins.add(seq.substr(start, 1000 + 30));
+    });
+    out.kmers = kmers.load();
+    overloaded_windows marks;
+    marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
+    bins.mark(marks, threshold);
+    bool const complete = bins.append_to(
+        [&](std::span<uint64_t const> fps) {
+            out.fps.insert(out.fps.end(), fps.begin(), fps.end());
+            return fps.size();
+        },
+        marks, threads);
+    EXPECT_TRUE(complete);
+    out.marks = marks.bits;
+    out.file_bytes = bins.file_bytes();
+    return out;
+}
+
+uint64_t scanned_kmers(std::vector<std::string> const& refs) {
+    uint64_t n = 0;
+    for (auto const& seq : refs)
+        qmer::kmer_scanner(31).for_each(seq, [&](uint64_t, size_t) { ++n; });
+    return n;
+}
+
+TEST(superkmer_bins, marks_and_fingerprints_match_the_kmer_by_kmer_oracle) {
+    setup const s;
+    auto const refs = references(1);
+    uint64_t const kmers = scanned_kmers(refs);
+    // The real threshold (the copies' windows only), and a low one that marks many windows.
+    for (double const threshold : {qmer::overload_threshold(s.g.canonical_slots(), s.bits), 8.0}) {
+        auto const marks = oracle_marks(s, refs, threshold);
+        auto const fps = oracle_fingerprints(s, refs, marks);
+        size_t marked = 0;
+        for (uint64_t w : marks) marked += static_cast<size_t>(std::popcount(w));
+        EXPECT_GT(marked, 0u) << "the test must exercise the plain hashes";
+        // All in memory, all in the scratch file, and split between them; 1 and 8 threads.
+        for (uint64_t const budget : {uint64_t{1} << 30, uint64_t{0}, uint64_t{256} << 10}) {
+            for (unsigned const threads : {1u, 8u}) {
+                auto const b = build(s, refs, threshold, budget, threads);
+                EXPECT_EQ(b.kmers, kmers);
+                EXPECT_EQ(b.marks, marks) << "threshold " << threshold << " budget " << budget;
+                EXPECT_EQ(b.fps, fps)
+                    << "threshold " << threshold << " budget " << budget << " threads " << threads;
+                if (budget == 0) {
+                    EXPECT_GT(b.file_bytes, 0u);
+                }
+                if (budget == uint64_t{1} << 30) {
+                    EXPECT_EQ(b.file_bytes, 0u);
+                }
+            }
+        }
+    }
+}
+
+// Records take ~2.3 bytes a k-mer position on random sequence, as the plan expects.
+TEST(superkmer_bins, random_sequence_takes_what_the_plan_expects) {
+    setup const s;
+    std::mt19937_64 rng(2);
+    std::vector<std::string> const refs{random_bases(rng, 400000)};
+    auto const b = build(s, refs, 1e9, 0, 2);
+    double const per_position = static_cast<double>(b.file_bytes) / static_cast<double>(b.kmers);
+    double const expected = superkmer_bins::expected_bytes_per_position(31, 20);
+    EXPECT_NEAR(per_position, expected, 0.15 * expected);
+}
+
+// A sink that stops taking (a first level that filled up) makes the fill report it.
+TEST(superkmer_bins, a_level_that_fills_up_is_reported) {
+    setup const s;
+    auto const refs = references(3);
+    superkmer_bins bins(s.hashing, s.g, uint64_t{1} << 30, ".", 0);
+    for (auto const& seq : refs) bins.add(seq);
+    overloaded_windows marks;
+    marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
+    bins.mark(marks, 1e9);
+    size_t room = 1000;
+    bool const complete = bins.append_to(
+        [&](std::span<uint64_t const> fps) {
+            size_t const took = std::min(room, fps.size());
+            room -= took;
+            return took;
+        },
+        marks, 2);
+    EXPECT_FALSE(complete);
+}
+
+}  // namespace
