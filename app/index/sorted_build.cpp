@@ -251,8 +251,10 @@ bool fingerprint_buckets::append_to(sorted_sink const& sink, unsigned threads,
                                     progress_meter* progress, fingerprint_buckets* plain) {
     return append_in_order(
         first_, last_, threads,
-        [&](uint32_t b) { return plain ? merged(gather(b), plain->gather(b)) : gather(b); }, sink,
-        progress);
+        [&](uint32_t b, std::vector<uint64_t>& out) {
+            out = plain ? merged(gather(b), plain->gather(b)) : gather(b);
+        },
+        sink, progress);
 }
 
 void fingerprint_buckets::sort_and_mark(unsigned /*threads*/, progress_meter* /*progress*/) {
@@ -419,8 +421,8 @@ bool spilled_fingerprint_buckets::append_to(sorted_sink const& sink, unsigned th
     if (plain != nullptr) plain->flush_all();
     return append_in_order(
         0, bins_, threads,
-        [&](uint32_t bin) {
-            return plain ? merged(sorted_bin(bin), plain->sorted_bin(bin)) : sorted_bin(bin);
+        [&](uint32_t bin, std::vector<uint64_t>& out) {
+            out = plain ? merged(sorted_bin(bin), plain->sorted_bin(bin)) : sorted_bin(bin);
         },
         sink, progress);
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -28,33 +29,55 @@ using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 // pass), and a digit that all values share moves nothing.
 void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits);
 
-// Units [first, last) (buckets or bins) through `sorted(unit)` in parallel and handed to `sink`
-// in order. Serial: the next unit; parallel: its sorted fingerprints; serial in order: the append.
-// Tokens bound the sorted units waiting for the append. False once the sink took less than all.
+// Units [first, last) (buckets or bins) through `sorted(unit, out)` in parallel and handed to
+// `sink` in order. Serial: the next unit; parallel: its sorted fingerprints, into `out`; serial in
+// order: the append. Tokens bound the sorted units waiting for the append; each token's vector is
+// reused from unit to unit (a fresh one per unit cost page faults on every unit: a bin's
+// fingerprints take megabytes). False once the sink took less than all.
 template <typename Sorted>
 inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
                             sorted_sink const& sink, progress_meter* progress) {
+    size_t const tokens = 2 * static_cast<size_t>(threads);
+    std::vector<std::vector<uint64_t>> buffers(tokens);
+    // The free buffers: taken by the input stage (serial), given back by the append (serial);
+    // never more in flight than tokens, so one is always free when the input stage runs.
+    std::vector<std::vector<uint64_t>*> free;
+    for (auto& b : buffers) free.push_back(&b);
+    std::mutex free_mutex;
     uint32_t next = first;
     uint32_t appended = 0;
     bool complete = true;
+    struct unit {
+        uint32_t number;
+        std::vector<uint64_t>* out;
+    };
     tbb::parallel_pipeline(
-        2 * static_cast<size_t>(threads),
-        tbb::make_filter<void, uint32_t>(tbb::filter_mode::serial_in_order,
-                                         [&](tbb::flow_control& fc) -> uint32_t {
-                                             if (next == last || interrupted()) {
-                                                 fc.stop();
-                                                 return 0;
-                                             }
-                                             return next++;
-                                         }) &
-            tbb::make_filter<uint32_t, std::vector<uint64_t>>(tbb::filter_mode::parallel, sorted) &
-            tbb::make_filter<std::vector<uint64_t>, void>(
-                tbb::filter_mode::serial_in_order, [&](std::vector<uint64_t> const& fps) {
-                    // Once level 0 is full, everything after stays out too (larger fingerprints).
-                    if (complete && sink(fps) != fps.size()) complete = false;
-                    if (progress != nullptr)
-                        progress->advance(static_cast<double>(++appended) / (last - first));
-                }));
+        tokens, tbb::make_filter<void, unit>(tbb::filter_mode::serial_in_order,
+                                             [&](tbb::flow_control& fc) -> unit {
+                                                 if (next == last || interrupted()) {
+                                                     fc.stop();
+                                                     return {};
+                                                 }
+                                                 std::lock_guard lock(free_mutex);
+                                                 std::vector<uint64_t>* out = free.back();
+                                                 free.pop_back();
+                                                 return {next++, out};
+                                             }) &
+                    tbb::make_filter<unit, unit>(tbb::filter_mode::parallel,
+                                                 [&](unit u) {
+                                                     u.out->clear();
+                                                     sorted(u.number, *u.out);
+                                                     return u;
+                                                 }) &
+                    tbb::make_filter<unit, void>(tbb::filter_mode::serial_in_order, [&](unit u) {
+                        // Once level 0 is full, everything after stays out too (larger
+                        // fingerprints).
+                        if (complete && sink(*u.out) != u.out->size()) complete = false;
+                        if (progress != nullptr)
+                            progress->advance(static_cast<double>(++appended) / (last - first));
+                        std::lock_guard lock(free_mutex);
+                        free.push_back(u.out);
+                    }));
     throw_if_interrupted();
     return complete;
 }

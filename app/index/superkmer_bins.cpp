@@ -161,11 +161,11 @@ void binned_store::flush_all() {
     }
 }
 
-std::vector<uint8_t> binned_store::read(uint32_t bin, bool release) {
+void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes) {
     size_t total = 0;
     for (auto& mine : local_)
         for (auto const& c : mine.chunks[bin]) total += c.bytes;
-    std::vector<uint8_t> bytes(total);
+    bytes.resize(total);
     size_t at = 0;
     for (auto& mine : local_) {
         for (auto& c : mine.chunks[bin]) {
@@ -179,7 +179,6 @@ std::vector<uint8_t> binned_store::read(uint32_t bin, bool release) {
         }
         if (release) std::vector<chunk>().swap(mine.chunks[bin]);
     }
-    return bytes;
 }
 
 unsigned superkmer_bins::bin_bits_of(qf::geometry g, unsigned window_bits) noexcept {
@@ -283,7 +282,8 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
     // between bins.
     tbb::parallel_for(uint32_t{0}, bin_count(), [&](uint32_t bin) {
         throw_if_interrupted();
-        std::vector<uint8_t> const bytes = records_.read(bin, false);
+        std::vector<uint8_t> bytes;
+        records_.read(bin, false, bytes);
         if (bytes.empty()) return;
         // A window's positions bound its distinct fingerprints: only windows with more than the
         // threshold are counted exactly.
@@ -373,8 +373,12 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
     plain_.flush_all();
 }
 
-std::vector<uint64_t> superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks) {
-    std::vector<uint8_t> const bytes = records_.read(bin, true);
+void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
+                                std::vector<uint64_t>& fps) {
+    // The thread's buffers, reused from bin to bin: fresh ones cost page faults on every bin.
+    fill_scratch& mine = scratch_.local();
+    std::vector<uint8_t>& bytes = mine.bytes;
+    records_.read(bin, true, bytes);
     uint64_t const first = first_fingerprint(bin);
     auto const bits = static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first));
     bool const any_marks = marks.marked.load(std::memory_order_relaxed) != 0;
@@ -383,7 +387,8 @@ std::vector<uint64_t> superkmer_bins::sorted_bin(uint32_t bin, overloaded_window
     // cannot alias (members are reloaded after each store otherwise).
     size_t total = 0;
     for_each_record_window(bytes, 0, [&](uint32_t, unsigned n, size_t) { total += n; });
-    std::vector<uint32_t> values(total);
+    std::vector<uint32_t>& values = mine.values;
+    if (values.size() < total) values.resize(total);
     uint32_t* out = values.data();
     local_kmer_hashing const hashing = hashing_;
     qf::geometry const g = g_;
@@ -398,15 +403,18 @@ std::vector<uint64_t> superkmer_bins::sorted_bin(uint32_t bin, overloaded_window
                 static_cast<uint32_t>(g.fingerprint(hashing.local_hash(kmers[i], spread)) - first);
     }
     values.resize(static_cast<size_t>(out - values.data()));
-    sort_unique(values, bits);
-    std::vector<uint8_t> const plain_bytes = plain_.read(bin, true);
-    std::vector<uint32_t> plain(plain_bytes.size() / sizeof(uint32_t));
+    radix_sort(values, mine.tmp, bits);
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    plain_.read(bin, true, bytes);
+    std::vector<uint32_t>& plain = mine.plain;
+    plain.resize(bytes.size() / sizeof(uint32_t));
     if (!plain.empty()) {
-        std::memcpy(plain.data(), plain_bytes.data(), plain.size() * sizeof(uint32_t));
-        sort_unique(plain, bits);
+        std::memcpy(plain.data(), bytes.data(), plain.size() * sizeof(uint32_t));
+        radix_sort(plain, mine.tmp, bits);
+        plain.erase(std::unique(plain.begin(), plain.end()), plain.end());
     }
     // The union of the two, each sorted and deduplicated, as fingerprints.
-    std::vector<uint64_t> fps(values.size() + plain.size());
+    fps.resize(values.size() + plain.size());
     uint64_t* to = fps.data();
     uint32_t const* v = values.data();
     uint32_t const* const v_end = v + values.size();
@@ -421,7 +429,6 @@ std::vector<uint64_t> superkmer_bins::sorted_bin(uint32_t bin, overloaded_window
     for (; v != v_end; ++v) *to++ = first + *v;
     for (; p != p_end; ++p) *to++ = first + *p;
     fps.resize(static_cast<size_t>(to - fps.data()));
-    return fps;
 }
 
 bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const& marks,
@@ -442,7 +449,8 @@ bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const
         return took;
     };
     return append_in_order(
-        0, bin_count(), threads, [&](uint32_t bin) { return sorted_bin(bin, marks); }, once,
+        0, bin_count(), threads,
+        [&](uint32_t bin, std::vector<uint64_t>& fps) { sorted_bin(bin, marks, fps); }, once,
         progress);
 }
 

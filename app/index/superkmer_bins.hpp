@@ -83,8 +83,9 @@ class binned_store {
     void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes);
     // Buffers to chunks, and the buffers freed: after the last append.
     void flush_all();
-    // A bin's bytes, its chunks in the order the threads wrote them; `release` frees the bin.
-    std::vector<uint8_t> read(uint32_t bin, bool release);
+    // A bin's bytes into `bytes`, its chunks in the order the threads wrote them; `release` frees
+    // the bin.
+    void read(uint32_t bin, bool release, std::vector<uint8_t>& bytes);
 
     uint64_t file_bytes() const noexcept { return file_bytes_.load(std::memory_order_relaxed); }
 
@@ -163,7 +164,13 @@ class superkmer_bins {
     // The fingerprint range [first, last] of bin b (hashes b * 2^(64 - bin bits) onwards).
     uint64_t first_fingerprint(uint32_t bin) const noexcept;
     uint64_t last_fingerprint(uint32_t bin) const noexcept;
-    std::vector<uint64_t> sorted_bin(uint32_t bin, overloaded_windows const& marks);
+    // Bin b's fingerprints, sorted and deduplicated, into fps.
+    void sorted_bin(uint32_t bin, overloaded_windows const& marks, std::vector<uint64_t>& fps);
+    // Each filling thread's buffers, kept from bin to bin.
+    struct fill_scratch {
+        std::vector<uint8_t> bytes;
+        std::vector<uint32_t> values, plain, tmp;
+    };
 
     local_kmer_hashing hashing_;
     qf::geometry g_;
@@ -174,6 +181,9 @@ class superkmer_bins {
     chunk_arena memory_;
     binned_store records_;
     binned_store plain_;  // u32: plain fingerprints relative to their bin's first
+    tbb::enumerable_thread_specific<fill_scratch, tbb::cache_aligned_allocator<fill_scratch>,
+                                    tbb::ets_key_per_instance>
+        scratch_;
 };
 
 }  // namespace qmer::app
