@@ -128,28 +128,32 @@ binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memo
           return mine;
       }) {}
 
-void binned_store::append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes) {
-    auto& buffer = mine.buffers[bin];
-    if (buffer.size() + bytes > buffer_bytes_) flush(mine, bin);
-    if (buffer.capacity() == 0) buffer.reserve(buffer_bytes_);
-    auto const* p = static_cast<uint8_t const*>(data);
-    buffer.insert(buffer.end(), p, p + bytes);
+void binned_store::renew(thread_bins& mine, uint32_t bin) {
+    flush(mine, bin);
+    buffer& b = mine.buffers[bin];
+    if (uint8_t* const at = memory_.take(buffer_bytes_)) {
+        b.at = at;
+        b.in_arena = true;
+    } else {
+        b.spill.resize(buffer_bytes_);
+        b.at = b.spill.data();
+        b.in_arena = false;
+    }
 }
 
 void binned_store::flush(thread_bins& mine, uint32_t bin) {
-    auto& buffer = mine.buffers[bin];
-    if (buffer.empty()) return;
+    buffer& b = mine.buffers[bin];
+    if (b.size == 0) return;
     chunk c;
-    c.bytes = buffer.size();
-    // The arena while it has room, the scratch file after; the buffer is kept for the next.
-    if (uint8_t* const at = memory_.take(buffer.size())) {
-        std::memcpy(at, buffer.data(), buffer.size());
-        c.memory = at;
+    c.bytes = b.size;
+    if (b.in_arena) {
+        c.memory = b.at;  // the slice is the chunk; the next one is taken by renew()
+        b.at = nullptr;
     } else {
-        c.offset = open_file_().append(buffer.data(), buffer.size());
+        c.offset = open_file_().append(b.at, b.size);
         file_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
     }
-    buffer.clear();
+    b.size = 0;
     mine.chunks[bin].push_back(c);
 }
 
@@ -157,7 +161,7 @@ void binned_store::flush_all() {
     for (auto& mine : local_) {
         for (uint32_t bin = 0; bin < std::min<size_t>(bins_, mine.buffers.size()); ++bin)
             flush(mine, bin);
-        std::vector<std::vector<uint8_t>>().swap(mine.buffers);
+        std::vector<buffer>().swap(mine.buffers);
     }
 }
 

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,7 +67,8 @@ class chunk_arena {
 };
 
 // Bytes per bin in memory or in a scratch file that is opened on first need: per-thread buffers
-// of each bin, copied into the arena (while it has room) or appended to the file when full. A
+// of each bin, slices of the arena while it has room (kept as they are when full), else appended
+// to the file when full. A
 // value never straddles two chunks, so a bin's chunks read back in any order are a sequence of
 // whole values.
 class binned_store {
@@ -80,7 +82,13 @@ class binned_store {
     // The calling thread's buffers (a TLS lookup: take it once per sequence, not per value).
     thread_bins& mine() { return local_.local(); }
     // Adds `bytes` (at most buffer_bytes) to `bin` through the thread's buffers.
-    void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes);
+    void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes) {
+        buffer& b = mine.buffers[bin];
+        if (b.size + bytes > buffer_bytes_ || b.at == nullptr) [[unlikely]]
+            renew(mine, bin);
+        std::memcpy(b.at + b.size, data, bytes);
+        b.size += bytes;
+    }
     // Buffers to chunks, and the buffers freed: after the last append.
     void flush_all();
     // A bin's bytes into `bytes`, its chunks in the order the threads wrote them; `release` frees
@@ -94,13 +102,23 @@ class binned_store {
         uint64_t bytes = 0;
         uint8_t* memory = nullptr;  // in the arena
     };
+    // A bin's buffer: a slice of the arena, which becomes the chunk as it is (no copy), or, once
+    // the arena is used up, `spill`, written to the file when full.
+    struct buffer {
+        uint8_t* at = nullptr;
+        size_t size = 0;
+        bool in_arena = false;
+        std::vector<uint8_t> spill;
+    };
     struct thread_bins {
-        std::vector<std::vector<uint8_t>> buffers;  // per bin, until full
-        std::vector<std::vector<chunk>> chunks;     // per bin
+        std::vector<buffer> buffers;             // per bin, until full
+        std::vector<std::vector<chunk>> chunks;  // per bin
     };
 
   private:
     void flush(thread_bins& mine, uint32_t bin);
+    // Flushes the bin's buffer and gives it room for buffer_bytes again.
+    void renew(thread_bins& mine, uint32_t bin);
 
     uint32_t bins_;
     size_t buffer_bytes_;
