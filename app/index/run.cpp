@@ -261,6 +261,14 @@ struct reference_census {
     uint64_t longest_record = 0;
 };
 
+// What a counting read measured: the distinct estimate raised by 3 standard errors, so that level
+// 0 holds every k-mer but about 1 time in 1000.
+reference_census census_of(sketch::hyperloglog const& sketch, build_counts const& counts) {
+    double const estimate = sketch.estimate();
+    return {static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * sketch.standard_error()))) + 1,
+            counts.kmers.load(), counts.bases, counts.longest_record};
+}
+
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
 // pass: reading and scanning twice costs less than the doublings a guessed size leads to (each
 // migrates the whole level), and the level ends as full as the estimate allows. The estimate is
@@ -275,10 +283,7 @@ reference_census count_references(index_options const& o, unsigned threads,
     build_counts counts;
     insert_references(counter, plain_kmer_hashing(o.k, o.seed), o, threads, counts, progress,
                       ~uint64_t{0});
-    double const estimate = counter.sketch.estimate();
-    return {
-        static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * counter.sketch.standard_error()))) + 1,
-        counts.kmers.load(), counts.bases, counts.longest_record};
+    return census_of(counter.sketch, counts);
 }
 
 // Hands op only the k-mers of overloaded windows (their plain hashes): the pass that inserts what
@@ -430,18 +435,18 @@ struct superkmer_plan {
     double expected_record_bytes = 0;  // on random sequence
 };
 
-superkmer_plan plan_superkmer_build(qf::geometry g, unsigned window_bits, uint64_t table_bytes,
+superkmer_plan plan_superkmer_build(unsigned bin_bits, unsigned window_bits, uint64_t table_bytes,
                                     uint64_t max_memory, reference_census const& census, unsigned k,
                                     unsigned minimizer_length, unsigned threads) {
     superkmer_plan plan;
     uint64_t const held = build_held_bytes(table_bytes, true, census, threads);
-    plan.least =
-        held + superkmer_bins::working_bytes(g, window_bits, census.kmer_positions, threads, 0);
+    plan.least = held + superkmer_bins::working_bytes(bin_bits, window_bits, census.kmer_positions,
+                                                      threads, 0);
     uint64_t const spare = max_memory > plan.least ? max_memory - plan.least : 0;
     plan.buffer_bytes_per_thread = static_cast<size_t>(
         std::min<uint64_t>(max_spill_buffer_bytes_per_thread, spare / 4 / std::max(1u, threads)));
-    uint64_t const working = superkmer_bins::working_bytes(g, window_bits, census.kmer_positions,
-                                                           threads, plan.buffer_bytes_per_thread);
+    uint64_t const working = superkmer_bins::working_bytes(
+        bin_bits, window_bits, census.kmer_positions, threads, plan.buffer_bytes_per_thread);
     uint64_t const left = max_memory > held + working ? max_memory - held - working : 0;
     // No more than what keeps the peak near the index's size (the table's own size less what the
     // reading holds beside the records), and at least 256 MiB where the limit allows it.
@@ -453,6 +458,75 @@ superkmer_plan plan_superkmer_build(qf::geometry g, unsigned window_bits, uint64
     plan.expected_record_bytes = superkmer_bins::expected_bytes_per_position(k, minimizer_length) *
                                  static_cast<double>(census.kmer_positions);
     return plan;
+}
+
+// References this large (k-mer positions guessed from the files' sizes) are counted and gathered
+// in one read; smaller ones are counted first (a second read costs them little, and a table of
+// fewer than ~2^17 slots has fewer windows than the gathering bins).
+constexpr uint64_t gather_while_counting_from = uint64_t{1} << 23;
+// The bins of a read that gathers before the table is sized: as few as the table the files' sizes
+// allow fits (a bin's fingerprints relative to its first in 31 bits), at least 2^10: each thread
+// writes to every bin's buffer, and 2^12 of them (TLB and cache misses on each record) made the
+// reading ~10% slower than 2^10 at 500 Mbp. A table no larger than that guess fits them if its
+// windows are no finer than the bins (from ~2^15 slots).
+unsigned gathering_bin_bits(unsigned guessed_fingerprint_bits) noexcept {
+    return std::clamp(guessed_fingerprint_bits > 31 ? guessed_fingerprint_bits - 31 : 0, 10u, 12u);
+}
+
+bool gathers_while_counting(index_options const& o) {
+    return !o.plain_hash && locality_minimizer_length(o.k) != 0 &&
+           estimate_kmers_from_sizes(read_paths(o)) >= gather_while_counting_from;
+}
+
+// The one read of a large default build (issue 16: KMC reads its input once): the distinct k-mers
+// are counted (HyperLogLog, as count_references) while their super-k-mers go into `gathered`'s
+// bins. The table is sized only at the end, so records stay in memory while they take less than
+// the first level that the count so far calls for (less what the reading holds, and at least
+// 256 MiB; the count only grows), which keeps the peak near the index's size as a build counted
+// first does; the rest goes to the scratch file. `table_bytes_for(distinct)`: that level's size.
+reference_census count_and_gather(index_options const& o, unsigned threads,
+                                  progress_meter& progress, build_counts& counts,
+                                  uint64_t max_memory,
+                                  std::function<uint64_t(uint64_t)> const& table_bytes_for,
+                                  unsigned guessed_fingerprint_bits,
+                                  std::unique_ptr<superkmer_bins>& gathered) {
+    unsigned const m = locality_minimizer_length(o.k);
+    uint64_t const guessed = estimate_kmers_from_sizes(read_paths(o));
+    uint64_t const process = build_overhead_bytes(0, threads);
+    size_t const buffers = static_cast<size_t>(std::min<uint64_t>(
+        max_spill_buffer_bytes_per_thread,
+        (max_memory > process ? max_memory - process : 0) / 8 / std::max(1u, threads)));
+    uint64_t const held = process + uint64_t{threads} * buffers;
+    uint64_t const cap = max_memory > held ? (max_memory - held) / 2 : 0;
+    // The scratch file's room, from the guess: what memory will not hold of the super-k-mers.
+    double const expected =
+        superkmer_bins::expected_bytes_per_position(o.k, m) * static_cast<double>(guessed);
+    double const in_memory = static_cast<double>(std::min(cap, table_bytes_for(guessed)));
+    if (expected > in_memory)
+        require_scratch_room(temp_folder(o), static_cast<uint64_t>(expected - in_memory),
+                             "its super-k-mers on random sequence, less what memory holds");
+    sketch::hyperloglog sketch;
+    gathered = std::make_unique<superkmer_bins>(minimizer_scanner(o.k, m, o.seed),
+                                                gathering_bin_bits(guessed_fingerprint_bits), cap,
+                                                temp_folder(o), buffers, &sketch);
+    superkmer_bins& bins = *gathered;
+    auto const allow = [&] {
+        uint64_t const table = table_bytes_for(static_cast<uint64_t>(sketch.estimate()));
+        uint64_t const reading =
+            build_overhead_bytes(counts.longest_record, threads) + uint64_t{threads} * buffers;
+        bins.allow_in_memory(std::min(
+            cap, std::max<uint64_t>(uint64_t{256} << 20, table > reading ? table - reading : 0)));
+    };
+    allow();
+    progress.begin_phase("reading k-mers", static_cast<double>(guessed), "bp", true, true);
+    unsigned batches = 0;
+    read_reference_spans(
+        o, threads, counts, progress, [&](std::string_view seq) { return bins.add(seq); },
+        [&] {
+            if (++batches % 16 == 0) allow();  // ~64 MiB of sequence; an estimate is ~20 us
+            return false;
+        });
+    return census_of(sketch, counts);
 }
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read
@@ -554,7 +628,8 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
                                        MakeFilter&& make_filter, io::index_header& header,
                                        index_options const& o, unsigned threads,
                                        build_counts& counts, progress_meter& progress,
-                                       uint64_t max_memory, reference_census const& census) {
+                                       uint64_t max_memory, reference_census const& census,
+                                       std::unique_ptr<superkmer_bins> gathered) {
     auto const first = qf::expandable_filter::plan_first_level(options);
     qf::geometry const g = first.g;
     written_first_level level{first, {}, 0};
@@ -576,12 +651,21 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     // bits), so that no limit it fits sends the build to the concurrent table: elsewhere the
     // concurrent table is made at once and filled as before.
     bool const direct = spilled_fingerprint_buckets::supports(g);
-    // A minimizer-local level is built from super-k-mer bins wherever they hold it.
+    // A minimizer-local level is built from super-k-mer bins wherever they hold it; from those the
+    // counting read gathered where they fit the table, else by reading the references again
+    // (and the counts start over: the reading below counts them).
     bool const superkmers = local && direct && superkmer_bins::supports(g, bits);
+    if (gathered && !(superkmers && gathered->fits(g, bits))) {
+        gathered.reset();
+        counts.kmers.store(0);
+        counts.records = counts.bases = counts.longest_record = 0;
+    }
     if (!direct) use_filter();
     uint64_t const table_bytes = direct ? written_bytes : out.filter->memory_bytes();
     superkmer_plan const sk =
-        superkmers ? plan_superkmer_build(g, bits, table_bytes, max_memory, census, o.k, m, threads)
+        superkmers ? plan_superkmer_build(gathered ? std::countr_zero(gathered->bin_count())
+                                                   : superkmer_bins::bin_bits_of(g, bits),
+                                          bits, table_bytes, max_memory, census, o.k, m, threads)
                    : superkmer_plan{};
     // --max-memory is a promise (issue 16): a limit the build cannot keep is refused here, before
     // any k-mer is stored, with what it would need.
@@ -666,16 +750,23 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     };
     unsigned const extra = scheme.extra_window_bits();
     if (superkmers) {
-        if (sk.expected_record_bytes > static_cast<double>(sk.memory_budget))
-            require_scratch_room(temp_folder(o),
-                                 static_cast<uint64_t>(sk.expected_record_bytes) - sk.memory_budget,
-                                 "its super-k-mers on random sequence, less what memory holds");
-        superkmer_bins bins(local_kmer_hashing(o.k, o.seed, m, bits, {}, extra), g,
-                            sk.memory_budget, temp_folder(o), sk.buffer_bytes_per_thread);
-        progress.begin_phase("reading k-mers", bases, "bp", true);
-        read_reference_spans(
-            o, threads, counts, progress, [&](std::string_view seq) { return bins.add(seq); },
-            [] { return false; });
+        local_kmer_hashing const unmarked(o.k, o.seed, m, bits, {}, extra);
+        if (gathered) {
+            gathered->set_table(unmarked, g);
+        } else {
+            if (sk.expected_record_bytes > static_cast<double>(sk.memory_budget))
+                require_scratch_room(
+                    temp_folder(o),
+                    static_cast<uint64_t>(sk.expected_record_bytes) - sk.memory_budget,
+                    "its super-k-mers on random sequence, less what memory holds");
+            gathered = std::make_unique<superkmer_bins>(unmarked, g, sk.memory_budget,
+                                                        temp_folder(o), sk.buffer_bytes_per_thread);
+            progress.begin_phase("reading k-mers", bases, "bp", true);
+            read_reference_spans(
+                o, threads, counts, progress,
+                [&](std::string_view seq) { return gathered->add(seq); }, [] { return false; });
+        }
+        superkmer_bins& bins = *gathered;
         overloaded_windows marks;
         marks.bits.assign(((uint64_t{1} << bits) + 63) / 64, 0);
         progress.begin_phase("finding crowded windows", 0, "", false);
@@ -1076,6 +1167,9 @@ void build_index(index_options const& given, unsigned threads) {
     uint64_t previous_kmers = 0;
     reference_census census;  // from the distinct-count pass, when there is one
     bool measured = false;
+    build_counts counts;
+    // The super-k-mers a counting read gathered (large default builds: one read, not two).
+    std::unique_ptr<superkmer_bins> gathered;
     if (o.append) {
         io::index_file existing(o.output);
         header = existing.header();
@@ -1124,9 +1218,44 @@ void build_index(index_options const& given, unsigned threads) {
         // (issue 16: ~95 ns a k-mer) or, for fixed filters, being refused.
         bool const reads_twice = expected == 0 || Kind == filter_kind::expandable;
         if (reads_twice) copy_what_cannot_be_read_twice(o, copies, progress);
+        // The count; for the default filter of large references, in the same read as the
+        // gathering of their super-k-mers (count_and_gather).
+        auto const count = [&] {
+            if constexpr (Kind == filter_kind::expandable) {
+                if (gathers_while_counting(o)) {
+                    // The first level a distinct count calls for (as planned below).
+                    auto const first_level_for = [&](uint64_t distinct) {
+                        filter_plan const p{.expected = std::max<uint64_t>(distinct, 1),
+                                            .fpr = o.fpr,
+                                            .cascading = o.cascading,
+                                            .first_level_fill = o.fill,
+                                            .expected_measured = true};
+                        return written_first_level{
+                            qf::expandable_filter::plan_first_level(codec::options(p)), {}, 0};
+                    };
+                    auto const table_bytes_for = [&](uint64_t distinct) -> uint64_t {
+                        try {
+                            return first_level_for(distinct).shape().words() * sizeof(uint64_t);
+                        } catch (std::invalid_argument const&) {
+                            return 0;  // no such table: refused below, with the count
+                        }
+                    };
+                    unsigned fingerprint_bits = 64;  // no such table: bins that fit none
+                    try {
+                        fingerprint_bits = first_level_for(estimate_kmers_from_sizes(read_paths(o)))
+                                               .plan.g.fingerprint_bits();
+                    } catch (std::invalid_argument const&) {
+                    }
+                    return count_and_gather(o, threads, progress, counts,
+                                            memory_limit(o.max_memory), table_bytes_for,
+                                            fingerprint_bits, gathered);
+                }
+            }
+            return count_references(o, threads, progress);
+        };
         if (expected == 0 && codec::grows) {
             measured = true;
-            census = count_references(o, threads, progress);
+            census = count();
             expected = census.distinct_estimate;
         } else if (expected == 0) {
             expected = count_kmer_positions(o, kmer_scanner(o.k));
@@ -1138,7 +1267,7 @@ void build_index(index_options const& given, unsigned threads) {
             // used to mean inserts into a first level of 1/8 of it and the levels it grew: 97.6
             // Mbp at --expected 500000 took 74 s and 7 levels (2 s and one level counted), 21.2
             // bits per k-mer against 14.7, and each query paid every level for its absent k-mers.
-            census = count_references(o, threads, progress);
+            census = count();
             measured = true;
             if (census.distinct_estimate > expected) {
                 std::fprintf(stderr,
@@ -1203,11 +1332,11 @@ void build_index(index_options const& given, unsigned threads) {
     uint64_t const max_memory = memory_limit(o.max_memory);
     if (filter && filter->memory_bytes() > max_memory)
         memory_exceeded(filter->memory_bytes(), max_memory, o.max_memory);
-    build_counts counts;
     if constexpr (Kind == filter_kind::expandable) {
         if (measured) {
-            auto built = build_counted_expandable(*counted_options, make_filter, header, o, threads,
-                                                  counts, progress, max_memory, census);
+            auto built =
+                build_counted_expandable(*counted_options, make_filter, header, o, threads, counts,
+                                         progress, max_memory, census, std::move(gathered));
             filter = std::move(built.filter);
             level = std::move(built.level);
         } else {

@@ -102,10 +102,13 @@ chunk_arena::~chunk_arena() {
 
 uint8_t* chunk_arena::take(size_t bytes) noexcept {
     uint64_t const rounded = (bytes + page - 1) / page * page;
-    // Reserved with one atomic add; one that overdraws leaves the counter past the end, so
-    // every later one fails too (the arena is used up either way).
-    uint64_t const at = used_.fetch_add(rounded, std::memory_order_relaxed);
-    if (at + rounded > size_) return nullptr;
+    // A CAS, not an add undone on failure: an undone overdraw would let a later taker overlap a
+    // range handed out while the counter was past it.
+    uint64_t at = used_.load(std::memory_order_relaxed);
+    do {
+        if (at + rounded > std::min<uint64_t>(size_, allowed_.load(std::memory_order_relaxed)))
+            return nullptr;
+    } while (!used_.compare_exchange_weak(at, at + rounded, std::memory_order_relaxed));
     return base_ + at;
 }
 
@@ -192,11 +195,25 @@ unsigned superkmer_bins::bin_bits_of(qf::geometry g, unsigned window_bits) noexc
     return std::min(window_bits, std::max(needed, wanted_bin_bits));
 }
 
-bool superkmer_bins::supports(qf::geometry g, unsigned window_bits) noexcept {
-    unsigned const bins = bin_bits_of(g, window_bits);
-    return window_bits >= 1 && bins <= max_bin_bits && g.fingerprint_bits() <= bins + 31 &&
-           window_bits - bins <= most_window_bits_per_bin &&
+bool superkmer_bins::fits(unsigned bins, qf::geometry g, unsigned window_bits) noexcept {
+    return window_bits >= bins && bins >= 1 && bins <= max_bin_bits &&
+           g.fingerprint_bits() <= bins + 31 && window_bits - bins <= most_window_bits_per_bin &&
            window_bits + level_window_extra_bits <= bins + 32;
+}
+
+bool superkmer_bins::supports(qf::geometry g, unsigned window_bits) noexcept {
+    return fits(bin_bits_of(g, window_bits), g, window_bits);
+}
+
+bool superkmer_bins::fits(qf::geometry g, unsigned window_bits) const noexcept {
+    return fits(bin_bits_, g, window_bits);
+}
+
+void superkmer_bins::set_table(local_kmer_hashing const& hashing, qf::geometry g) {
+    if (!fits(g, hashing.window_bits()))
+        throw std::logic_error("superkmer_bins: the table does not fit the bins");
+    hashing_.emplace(hashing);
+    g_ = g;
 }
 
 double superkmer_bins::expected_bytes_per_position(unsigned k, unsigned minimizer_length) noexcept {
@@ -205,10 +222,10 @@ double superkmer_bins::expected_bytes_per_position(unsigned k, unsigned minimize
     return (static_cast<double>(header_bytes) + (kmers - 1) / 4 + 0.5) / kmers;
 }
 
-uint64_t superkmer_bins::working_bytes(qf::geometry g, unsigned window_bits,
+uint64_t superkmer_bins::working_bytes(unsigned bin_bits, unsigned window_bits,
                                        uint64_t kmer_positions, unsigned threads,
                                        size_t buffer_bytes_per_thread) noexcept {
-    uint64_t const bins = uint64_t{1} << bin_bits_of(g, window_bits);
+    uint64_t const bins = uint64_t{1} << bin_bits;
     uint64_t const buffer = std::max<uint64_t>(min_buffer_bytes, buffer_bytes_per_thread / bins);
     uint64_t const buffers = uint64_t{threads} * bins * buffer;
     // A bin being sorted, +25% for uneven bins: its records (~2 bytes a position), its values,
@@ -216,7 +233,8 @@ uint64_t superkmer_bins::working_bytes(qf::geometry g, unsigned window_bits,
     // (8), for each of the fill's 2 tokens per thread; and a bin's window counts.
     uint64_t const bin_positions = kmer_positions / bins * 5 / 4 + 1;
     uint64_t const sorting = 2 * uint64_t{threads} * bin_positions * 26;
-    uint64_t const windows = uint64_t{threads} * 4 << (window_bits - bin_bits_of(g, window_bits));
+    uint64_t const windows = uint64_t{threads} * 8
+                             << (window_bits - std::min(window_bits, bin_bits));
     // Where each chunk went: ~48 bytes per chunk of a minimal buffer.
     uint64_t const chunks = kmer_positions * 3 / min_buffer_bytes * 48;
     return buffers + sorting + windows + chunks;
@@ -225,9 +243,18 @@ uint64_t superkmer_bins::working_bytes(qf::geometry g, unsigned window_bits,
 superkmer_bins::superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g,
                                uint64_t memory_budget, std::string temp_folder,
                                size_t buffer_bytes_per_thread)
-    : hashing_(hashing),
-      g_(g),
-      bin_bits_(bin_bits_of(g, hashing.window_bits())),
+    : superkmer_bins(hashing.scanner(), bin_bits_of(g, hashing.window_bits()), memory_budget,
+                     std::move(temp_folder), buffer_bytes_per_thread) {
+    set_table(hashing, g);
+}
+
+superkmer_bins::superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bits,
+                               uint64_t memory_budget, std::string temp_folder,
+                               size_t buffer_bytes_per_thread, sketch::hyperloglog* counter)
+    : scanner_(scanner),
+      counting_hasher_(scanner.seed()),
+      counter_(counter),
+      bin_bits_(bin_bits),
       temp_folder_(std::move(temp_folder)),
       memory_(memory_budget),
       records_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
@@ -241,29 +268,37 @@ superkmer_bins::superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g
                  std::lock_guard lock(file_mutex_);
                  if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
                  return *file_;
-             }) {}
+             }) {
+    if (bin_bits < 1 || bin_bits > max_bin_bits)
+        throw std::logic_error("superkmer_bins: 1 to 12 bin bits");
+}
 
 uint64_t superkmer_bins::add(std::string_view seq) {
     auto& mine = records_.mine();
     unsigned const bin_shift = 64 - bin_bits_;
     unsigned const low_shift = 32 - bin_bits_;
-    uint8_t record[max_record_bytes];
+    uint8_t bytes[max_record_bytes];
     uint64_t kmers = 0;
-    hashing_.scanner().for_each_super_kmer(
-        seq,
-        [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
-            kmers += n;
-            uint64_t const spread = minimizer_spread(minimizer);
-            auto const low = static_cast<uint32_t>(spread >> low_shift);
-            uint64_t const tail = n == 1 ? 0 : last & (~uint64_t{0} >> (64 - 2 * (n - 1)));
-            record[0] = static_cast<uint8_t>(n);
-            std::memcpy(record + 1, &low, sizeof low);
-            std::memcpy(record + 5, &first, sizeof first);
-            std::memcpy(record + header_bytes, &tail, sizeof tail);
-            records_.append(mine, static_cast<uint32_t>(spread >> bin_shift), record,
-                            record_bytes(n));
-        },
-        max_run_of(hashing_.k()));
+    auto const record = [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+        kmers += n;
+        uint64_t const spread = minimizer_spread(minimizer);
+        auto const low = static_cast<uint32_t>(spread >> low_shift);
+        uint64_t const tail = n == 1 ? 0 : last & (~uint64_t{0} >> (64 - 2 * (n - 1)));
+        bytes[0] = static_cast<uint8_t>(n);
+        std::memcpy(bytes + 1, &low, sizeof low);
+        std::memcpy(bytes + 5, &first, sizeof first);
+        std::memcpy(bytes + header_bytes, &tail, sizeof tail);
+        records_.append<max_record_bytes>(mine, static_cast<uint32_t>(spread >> bin_shift), bytes,
+                                          record_bytes(n));
+    };
+    if (counter_ != nullptr) {
+        sketch::hyperloglog& counter = *counter_;
+        kmer_hasher const hasher = counting_hasher_;
+        scanner_.for_each_super_kmer(seq, record, max_run_of(scanner_.k()),
+                                     [&](uint64_t canonical) { counter.add(hasher(canonical)); });
+    } else {
+        scanner_.for_each_super_kmer(seq, record, max_run_of(scanner_.k()));
+    }
     return kmers;
 }
 
@@ -278,8 +313,8 @@ uint64_t superkmer_bins::last_fingerprint(uint32_t bin) const noexcept {
 
 void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
     records_.flush_all();
-    unsigned const k = hashing_.k();
-    unsigned const offset_bits = hashing_.window_bits() - bin_bits_;
+    unsigned const k = hashing_->k();
+    unsigned const offset_bits = hashing_->window_bits() - bin_bits_;
     unsigned const plain_shift = 64 - bin_bits_;
     // Bins in parallel; each task sets mark bits with atomic ORs (neighbouring bins' windows
     // share words) and appends plain values through its thread's buffers. Ctrl-C is seen
@@ -316,20 +351,20 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         std::vector<uint32_t> keys;
         for (size_t at : records) {
             uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
-            uint32_t const parity = hashing_.window_of(spread) & 1;
+            uint32_t const parity = hashing_->window_of(spread) & 1;
             uint64_t previous = ~uint64_t{0};
             for (unsigned i = 0; i < bytes[at]; ++i) {
                 if (kmers[i] == previous) continue;
                 previous = kmers[i];
                 auto const v = static_cast<uint32_t>(
-                    g_.fingerprint(hashing_.local_hash(kmers[i], spread)) - first);
+                    g_.fingerprint(hashing_->local_hash(kmers[i], spread)) - first);
                 keys.push_back(2 * v + parity);
             }
         }
         sort_unique(keys, static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first)) + 1);
         // Each key's window: the one whose range holds v, or at a shared boundary the one of its
         // parity. Windows are walked in order beside the keys.
-        unsigned const window_shift = 64 - hashing_.window_bits();
+        unsigned const window_shift = 64 - hashing_->window_bits();
         auto last_of = [&](uint64_t offset) {  // the window's last fingerprint, relative
             uint64_t const window = first_window + offset;
             return (window == (~uint64_t{0} >> window_shift)
@@ -365,12 +400,12 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         auto& mine = plain_.mine();
         for (size_t at : records) {
             uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
-            if (!marked[hashing_.window_of(spread) - first_window]) continue;
+            if (!marked[hashing_->window_of(spread) - first_window]) continue;
             for (unsigned i = 0; i < bytes[at]; ++i) {
-                uint64_t const h = hashing_.plain_hash(kmers[i]);
+                uint64_t const h = hashing_->plain_hash(kmers[i]);
                 uint32_t const to = bin_bits_ == 0 ? 0 : static_cast<uint32_t>(h >> plain_shift);
                 auto const value = static_cast<uint32_t>(g_.fingerprint(h) - first_fingerprint(to));
-                plain_.append(mine, to, &value, sizeof value);
+                plain_.append<sizeof value>(mine, to, &value, sizeof value);
             }
         }
     });
@@ -394,7 +429,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     std::vector<uint32_t>& values = mine.values;
     if (values.size() < total) values.resize(total);
     uint32_t* out = values.data();
-    local_kmer_hashing const hashing = hashing_;
+    local_kmer_hashing const hashing = *hashing_;
     qf::geometry const g = g_;
     unsigned const k = hashing.k();
     uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);

@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +42,7 @@
 #include "app/index/sorted_units.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/sketch/hyperloglog.hpp"
 #include "io/spill_file.hpp"
 
 namespace qmer::app {
@@ -56,14 +58,17 @@ class chunk_arena {
     chunk_arena(chunk_arena const&) = delete;
     chunk_arena& operator=(chunk_arena const&) = delete;
     ~chunk_arena();
-    // Room for `bytes` (rounded up to whole pages), or nullptr once the arena is used up.
+    // Room for `bytes` (rounded up to whole pages), or nullptr once the arena is used up (or
+    // what allow() lets it hand out).
     uint8_t* take(size_t bytes) noexcept;
+    void allow(uint64_t bytes) noexcept { allowed_.store(bytes, std::memory_order_relaxed); }
     void give_back(uint8_t* at, size_t bytes) noexcept;
 
   private:
     uint8_t* base_ = nullptr;
     uint64_t size_ = 0;
     std::atomic<uint64_t> used_{0};
+    std::atomic<uint64_t> allowed_{~uint64_t{0}};
 };
 
 // Bytes per bin in memory or in a scratch file that is opened on first need: per-thread buffers
@@ -81,12 +86,15 @@ class binned_store {
     struct thread_bins;
     // The calling thread's buffers (a TLS lookup: take it once per sequence, not per value).
     thread_bins& mine() { return local_.local(); }
-    // Adds `bytes` (at most buffer_bytes) to `bin` through the thread's buffers.
+    // Adds `bytes` (at most Room, which `data` must hold) to `bin` through the thread's buffers.
+    // Room bytes are copied whatever `bytes` is (a copy of constant size is a few moves; one of
+    // variable size, a libc call per record, was a quarter of the reading's time).
+    template <size_t Room>
     void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes) {
         buffer& b = mine.buffers[bin];
-        if (b.size + bytes > buffer_bytes_ || b.at == nullptr) [[unlikely]]
+        if (b.size + Room > buffer_bytes_ || b.at == nullptr) [[unlikely]]
             renew(mine, bin);
-        std::memcpy(b.at + b.size, data, bytes);
+        std::memcpy(b.at + b.size, data, Room);
         b.size += bytes;
     }
     // Buffers to chunks, and the buffers freed: after the last append.
@@ -147,6 +155,20 @@ class superkmer_bins {
     // scratch file in temp_folder. buffer_bytes_per_thread: each thread's buffers, all bins.
     superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g, uint64_t memory_budget,
                    std::string temp_folder, size_t buffer_bytes_per_thread);
+    // Bins made before the table is sized (the first read both counts and gathers): 2^bin_bits
+    // bins of `scanner`'s super-k-mers; `counter`, if given, takes every k-mer's plain hash
+    // (`seed`'s). set_table() before mark().
+    superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bits, uint64_t memory_budget,
+                   std::string temp_folder, size_t buffer_bytes_per_thread,
+                   sketch::hyperloglog* counter = nullptr);
+
+    // Whether these bins can fill a first level of geometry g with `window_bits` (as supports(),
+    // for their bin count), and then the table they fill.
+    bool fits(qf::geometry g, unsigned window_bits) const noexcept;
+    void set_table(local_kmer_hashing const& hashing, qf::geometry g);
+    // At most this much of the memory budget may hold records from now on (a build that sizes
+    // its table only after the reading raises it as the count grows).
+    void allow_in_memory(uint64_t bytes) noexcept { memory_.allow(bytes); }
 
     // Whether the bins can hold g's first level built with `window_bits`: a bin's fingerprints
     // relative to its first fit 31 bits with at most 2^12 bins, and a bin holds at most 2^20
@@ -155,9 +177,9 @@ class superkmer_bins {
     // Super-k-mers' bytes per k-mer position on random sequence (2 / (w + 1) records a position,
     // each a count byte and (k + (w + 1) / 2 - 1) / 4 bytes of bases): what the plan expects.
     static double expected_bytes_per_position(unsigned k, unsigned minimizer_length) noexcept;
-    // What the bins hold in memory besides their records: `threads` threads' buffers and the bins
-    // being marked or sorted (the fill's tokens), for `kmer_positions` positions.
-    static uint64_t working_bytes(qf::geometry g, unsigned window_bits, uint64_t kmer_positions,
+    // What 2^bin_bits bins hold in memory besides their records: `threads` threads' buffers and
+    // the bins being marked or sorted (the fill's tokens), for `kmer_positions` positions.
+    static uint64_t working_bytes(unsigned bin_bits, unsigned window_bits, uint64_t kmer_positions,
                                   unsigned threads, size_t buffer_bytes_per_thread) noexcept;
 
     // From the reading pipeline's threads: seq's super-k-mers into their bins. Returns its k-mers.
@@ -190,8 +212,13 @@ class superkmer_bins {
         std::vector<uint32_t> values, plain, tmp;
     };
 
-    local_kmer_hashing hashing_;
-    qf::geometry g_;
+    static bool fits(unsigned bin_bits, qf::geometry g, unsigned window_bits) noexcept;
+
+    minimizer_scanner scanner_;
+    kmer_hasher counting_hasher_;
+    sketch::hyperloglog* counter_ = nullptr;
+    std::optional<local_kmer_hashing> hashing_;  // set_table()
+    qf::geometry g_{};
     unsigned bin_bits_;
     std::string temp_folder_;
     std::unique_ptr<io::spill_file> file_;

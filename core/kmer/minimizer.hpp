@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/kmer/encoding.hpp"
@@ -86,12 +87,19 @@ class minimizer_scanner {
     // (2 bits a base, the first base on top) of its first and last k-mer, which hold all of its
     // k + kmers - 1 bases while kmers <= k + 1. The k-mers are for_each's, in order (KMC's bins
     // hold these).
+    // `each(canonical)`, if given, is called for every k-mer too, in order (the build counts the
+    // distinct k-mers in the same read).
     template <typename F>
     void for_each_super_kmer(std::string_view seq, F&& f, unsigned max_run) const {
+        for_each_super_kmer(seq, std::forward<F>(f), max_run, [](uint64_t) {});
+    }
+    template <typename F, typename Each>
+    void for_each_super_kmer(std::string_view seq, F&& f, unsigned max_run, Each&& each) const {
         uint64_t first = 0, last = 0, current = 0;
         size_t last_end = 0;
         unsigned run = 0;
-        scan(seq, [&](uint64_t, uint64_t minimizer, size_t end, uint64_t forward) {
+        scan(seq, [&](uint64_t canonical, uint64_t minimizer, size_t end, uint64_t forward) {
+            each(canonical);
             if (run != 0 && (minimizer != current || end != last_end + 1 || run == max_run)) {
                 f(first, last, run, current);
                 run = 0;

@@ -787,6 +787,67 @@ TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_fil
     EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
 }
 
+// Issue 16, item 1: references large enough (by their files' sizes) are counted and their
+// super-k-mers gathered in one read, the table sized only at its end. The index is word for word
+// the one a build that counts first writes: the same references without the record of Ns that
+// makes the file large (no k-mers, so the same k-mer set) take the two reads, and so does every
+// memory limit's build, with the super-k-mers in memory or in the scratch file. A limit too small
+// for the table is refused, now after that read, naming the size it needs.
+TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
+    std::string const sequence = random_fasta(30, 100000, 23);  // 3 Mbp: a table of ~6 MiB
+    write_file("small.fa", sequence);
+    write_file("large.fa", sequence + ">only_n\n" + std::string(9000000, 'N') + "\n");
+    ASSERT_EQ(qmer({"index", "-t", "2", "-o", "small.qmer", "small.fa"}).exit_code, 0);
+    auto const large = qmer({"index", "-t", "2", "-o", "large.qmer", "large.fa"});
+    ASSERT_EQ(large.exit_code, 0) << large.err;
+    size_t const words = 1 << 20;  // the filter words end the file, before its checksum
+    auto const words_of = [&](char const* index) {
+        std::string const bytes = slurp(dir() / index);
+        return bytes.size() > words + 8 ? bytes.substr(bytes.size() - 8 - words, words) : "";
+    };
+    std::string const expected = words_of("small.qmer");
+    ASSERT_FALSE(expected.empty());
+    EXPECT_TRUE(words_of("large.qmer") == expected) << "one read built another filter";
+
+    auto const refused =
+        qmer({"index", "-t", "2", "--max-memory", "30M", "-o", "x.qmer", "large.fa"});
+    ASSERT_EQ(refused.exit_code, 6) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("needs at least ([0-9.]+) MiB")))
+        << refused.err;
+    double const least = std::stod(m[1]);
+    std::filesystem::create_directories(dir() / "scratch");
+    for (double const spare : {20.0, 0.2}) {
+        SCOPED_TRACE(testing::Message() << spare << " MiB to spare");
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%.0fK", (least + spare) * 1024);
+        auto const r = qmer({"index", "-t", "2", "--max-memory", limit, "--temp-dir", "scratch",
+                             "-o", "limited.qmer", "large.fa"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_TRUE(words_of("limited.qmer") == expected) << r.err;
+    }
+
+    // Files that look large but hold few k-mers: the table is too small for the bins chosen
+    // before the count (its windows coarser than them), so the references are read again, and
+    // the index is still the one the small file gives.
+    std::string const few = random_fasta(1, 20000, 29);
+    write_file("few.fa", few);
+    write_file("few_large.fa", few + ">only_n\n" + std::string(9000000, 'N') + "\n");
+    ASSERT_EQ(qmer({"index", "-o", "few.qmer", "few.fa"}).exit_code, 0);
+    auto const few_large = qmer({"index", "-o", "few_large.qmer", "few_large.fa"});
+    ASSERT_EQ(few_large.exit_code, 0) << few_large.err;
+    std::string const few_index = slurp(dir() / "few.qmer");
+    std::string const few_large_index = slurp(dir() / "few_large.qmer");
+    size_t const few_words = 20000;  // of ~37 KB of filter words
+    ASSERT_GT(few_index.size(), few_words + 8);
+    EXPECT_TRUE(few_index.substr(few_index.size() - 8 - few_words, few_words) ==
+                few_large_index.substr(few_large_index.size() - 8 - few_words, few_words));
+    // Counted once, not once per read.
+    EXPECT_NE(few_large.err.find("2 records, 9.02 Mbp"), std::string::npos) << few_large.err;
+    EXPECT_NE(few_large.err.find("19.97 k k-mers"), std::string::npos) << few_large.err;
+}
+
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
 // their counts are then a prefix of the full ones.
 TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {

@@ -1,6 +1,5 @@
-// radix_sort (app/index/sorted_units.hpp) sorts as std::sort does at every width the builds use,
-// the LSD path (up to 26 bits) and the MSD split above it, with repeats, one value, and values
-// that share their digits.
+// radix_sort (app/index/sorted_units.hpp) sorts as std::sort does at every width the builds use
+// (one to three digits), with repeats, one value, and values that share their digits.
 
 #include "app/index/sorted_units.hpp"
 
