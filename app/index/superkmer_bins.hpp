@@ -4,12 +4,12 @@
 // of super-k-mers on disk, each then expanded and sorted in memory).
 //
 // The reading pass stores each super-k-mer (a run of consecutive k-mers sharing their minimizer,
-// core/kmer/minimizer.hpp) once, its bases packed 2 bits each behind a count byte: ~11 bytes for
-// ~6.5 k-mers of random sequence (1.7 bytes a k-mer position) instead of 4 bytes of fingerprint
-// per position, in the bin its minimizer's spread selects (the top bits of every hash it gives,
-// core/kmer/sequence_hashing.hpp). The minimizer itself is not stored: it is the smallest m-mer
-// hash of the record's span (each of those m-mers lies in one of its k-mers, and each k-mer holds
-// one of that hash), so decoding recomputes it with one multiply per base.
+// core/kmer/minimizer.hpp) once, in the bin its minimizer's spread selects (the top bits of every
+// hash it gives, core/kmer/sequence_hashing.hpp): its k-mer count, 32 bits of the spread, its
+// first k-mer's word and the bases that follow (record layout in superkmer_bins.cpp), ~15 bytes
+// for ~6.5 k-mers of random sequence (2.3 bytes a k-mer position) instead of 4 bytes of
+// fingerprint per position. The fill expands each record into its canonical k-mers and hashes
+// them there (the reading pass hashes nothing but what it counts).
 //
 // Since a window of the table is a range of the minimizer's spread, a bin holds whole windows,
 // and the overloaded windows (core/kmer/sequence_hashing.hpp) are found from the records alone:
@@ -175,7 +175,7 @@ class superkmer_bins {
     // windows.
     static bool supports(qf::geometry g, unsigned window_bits) noexcept;
     // Super-k-mers' bytes per k-mer position on random sequence (2 / (w + 1) records a position,
-    // each a count byte and (k + (w + 1) / 2 - 1) / 4 bytes of bases): what the plan expects.
+    // each 13 bytes of header and first k-mer and a byte per 4 more k-mers): what plans expect.
     static double expected_bytes_per_position(unsigned k, unsigned minimizer_length) noexcept;
     // What 2^bin_bits bins hold in memory besides their records: `threads` threads' buffers and
     // the bins being marked or sorted (the fill's tokens), for `kmer_positions` positions.
