@@ -435,6 +435,17 @@ struct superkmer_plan {
     double expected_record_bytes = 0;  // on random sequence
 };
 
+// The most super-k-mer records a build keeps in memory, whatever the limit allows: what keeps its
+// peak near the index's size (the table's own size less what the reading holds beside the
+// records: they are freed as the table is written), and at least 256 MiB.
+uint64_t records_in_memory(uint64_t table_bytes, uint64_t longest_record, unsigned threads,
+                           size_t buffer_bytes_per_thread) {
+    uint64_t const reading =
+        build_overhead_bytes(longest_record, threads) + uint64_t{threads} * buffer_bytes_per_thread;
+    return std::max<uint64_t>(table_bytes > reading ? table_bytes - reading : 0,
+                              uint64_t{256} << 20);
+}
+
 superkmer_plan plan_superkmer_build(unsigned bin_bits, unsigned window_bits, uint64_t table_bytes,
                                     uint64_t max_memory, reference_census const& census, unsigned k,
                                     unsigned minimizer_length, unsigned threads) {
@@ -448,13 +459,9 @@ superkmer_plan plan_superkmer_build(unsigned bin_bits, unsigned window_bits, uin
     uint64_t const working = superkmer_bins::working_bytes(
         bin_bits, window_bits, census.kmer_positions, threads, plan.buffer_bytes_per_thread);
     uint64_t const left = max_memory > held + working ? max_memory - held - working : 0;
-    // No more than what keeps the peak near the index's size (the table's own size less what the
-    // reading holds beside the records), and at least 256 MiB where the limit allows it.
-    uint64_t const reading = build_overhead_bytes(census.longest_record, threads) +
-                             uint64_t{threads} * plan.buffer_bytes_per_thread;
-    uint64_t const roomy =
-        std::max<uint64_t>(table_bytes > reading ? table_bytes - reading : 0, uint64_t{256} << 20);
-    plan.memory_budget = std::min(left / 2, roomy);
+    plan.memory_budget =
+        std::min(left / 2, records_in_memory(table_bytes, census.longest_record, threads,
+                                             plan.buffer_bytes_per_thread));
     plan.expected_record_bytes = superkmer_bins::expected_bytes_per_position(k, minimizer_length) *
                                  static_cast<double>(census.kmer_positions);
     return plan;
@@ -512,10 +519,8 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
     superkmer_bins& bins = *gathered;
     auto const allow = [&] {
         uint64_t const table = table_bytes_for(static_cast<uint64_t>(sketch.estimate()));
-        uint64_t const reading =
-            build_overhead_bytes(counts.longest_record, threads) + uint64_t{threads} * buffers;
-        bins.allow_in_memory(std::min(
-            cap, std::max<uint64_t>(uint64_t{256} << 20, table > reading ? table - reading : 0)));
+        bins.allow_in_memory(
+            std::min(cap, records_in_memory(table, counts.longest_record, threads, buffers)));
     };
     allow();
     progress.begin_phase("reading k-mers", static_cast<double>(guessed), "bp", true, true);

@@ -230,10 +230,10 @@ uint64_t superkmer_bins::working_bytes(unsigned bin_bits, unsigned window_bits,
     uint64_t const buffers = uint64_t{threads} * bins * buffer;
     // A bin being sorted, +25% for uneven bins: its records (~2 bytes a position), its values,
     // the radix scratch, the plain values and their scratch (4 bytes each) and its fingerprints
-    // (8), for each of the fill's 2 tokens per thread; and a bin's window counts.
+    // (8), for each of the fill's 2 tokens per thread; and a marking task's 14 bytes a window.
     uint64_t const bin_positions = kmer_positions / bins * 5 / 4 + 1;
     uint64_t const sorting = 2 * uint64_t{threads} * bin_positions * 26;
-    uint64_t const windows = uint64_t{threads} * 8
+    uint64_t const windows = uint64_t{threads} * 16
                              << (window_bits - std::min(window_bits, bin_bits));
     // Where each chunk went: ~48 bytes per chunk of a minimal buffer.
     uint64_t const chunks = kmer_positions * 3 / min_buffer_bytes * 48;

@@ -97,6 +97,25 @@ std::vector<std::pair<std::string, size_t>> exact_hits_per_read(
 
 class index_query : public cli_test {
   protected:
+    // The last `bytes` bytes of an index's filter words (they end the file, before its 8-byte
+    // checksum), or "" for a shorter file: what two builds of one filter share, whatever their
+    // headers (command lines, inputs) say.
+    std::string filter_words(std::string const& index, size_t bytes) {
+        std::string const all = slurp(dir() / index);
+        return all.size() > bytes + 8 ? all.substr(all.size() - 8 - bytes, bytes) : "";
+    }
+    // A build of `reference` at --max-memory `limit` must be refused (exit 6, no index) naming the
+    // least limit it needs: that, in MiB (to 0.05), into `least`.
+    void least_memory_mib(std::string const& reference, char const* limit, double& least) {
+        auto const refused =
+            qmer({"index", "-t", "2", "--max-memory", limit, "-o", "x.qmer", reference});
+        ASSERT_EQ(refused.exit_code, 6) << refused.err;
+        EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("needs at least ([0-9.]+) MiB")))
+            << refused.err;
+        least = std::stod(m[1]);
+    }
     // Every array's parameters of an index, in order, as `qmer info --json` prints them.
     std::vector<uint64_t> filter_params(std::string const& index) {
         auto const json = qmer({"info", "--json", index});
@@ -683,11 +702,7 @@ TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
     EXPECT_NE(qmer({"info", "file.qmer"}).out.find("hash scheme:    minimizer-local"),
               std::string::npos);
 
-    auto const words_of = [&](char const* index) {
-        std::string const bytes = slurp(dir() / index);
-        size_t const words = 90000;  // the filter words end the file, before its checksum
-        return bytes.size() > words + 8 ? bytes.substr(bytes.size() - 8 - words, words) : "";
-    };
+    auto const words_of = [&](char const* index) { return filter_words(index, 90000); };
     ASSERT_EQ(qmer({"index", "-o", "stdin.qmer", "-"}, "lambda.fa").exit_code, 0);
     EXPECT_TRUE(words_of("file.qmer") == words_of("stdin.qmer")) << "stdin built another filter";
     // A named pipe, as a process substitution gives one.
@@ -740,20 +755,15 @@ TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_fil
     write_file("ref.fa", random_fasta(40, 100000, 11));
     ASSERT_EQ(qmer({"index", "-t", "2", "-o", "free.qmer", "ref.fa"}).exit_code, 0);
 
-    auto const refused =
-        qmer({"index", "-t", "2", "--max-memory", "40M", "-o", "x.qmer", "ref.fa"});
-    ASSERT_EQ(refused.exit_code, 6) << refused.err;
-    EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("needs at least ([0-9.]+) MiB")))
-        << refused.err;
-    double const least = std::stod(m[1]);  // to 0.05 MiB
+    double least = 0;
+    ASSERT_NO_FATAL_FAILURE(least_memory_mib("ref.fa", "40M", least));
     EXPECT_GT(least, 40.0);
 
     std::filesystem::create_directories(dir() / "scratch");
-    std::string const free_index = slurp(dir() / "free.qmer");
-    size_t const words = 900000;  // the filter words end the file, before its checksum
-    ASSERT_GT(free_index.size(), words + 8);
+    size_t const words = 900000;
+    std::string const free_words = filter_words("free.qmer", words);
+    ASSERT_FALSE(free_words.empty());
+    std::smatch m;
     struct limited {
         double spare_mib;
         char const* shows;  // in the closing line
@@ -773,10 +783,7 @@ TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_fil
             EXPECT_LT(std::stod(m[1]), least + spare) << r.err;
         }
         EXPECT_TRUE(std::filesystem::is_empty(dir() / "scratch"));
-        std::string const limited_index = slurp(dir() / "limited.qmer");
-        EXPECT_TRUE(free_index.substr(free_index.size() - 8 - words, words) ==
-                    limited_index.substr(limited_index.size() - 8 - words, words))
-            << "the filter words differ";
+        EXPECT_TRUE(filter_words("limited.qmer", words) == free_words) << "the filter words differ";
     }
 
     auto const missing = qmer({"index", "--temp-dir", "no/such", "-o", "x.qmer", "ref.fa"});
@@ -800,23 +807,13 @@ TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     ASSERT_EQ(qmer({"index", "-t", "2", "-o", "small.qmer", "small.fa"}).exit_code, 0);
     auto const large = qmer({"index", "-t", "2", "-o", "large.qmer", "large.fa"});
     ASSERT_EQ(large.exit_code, 0) << large.err;
-    size_t const words = 1 << 20;  // the filter words end the file, before its checksum
-    auto const words_of = [&](char const* index) {
-        std::string const bytes = slurp(dir() / index);
-        return bytes.size() > words + 8 ? bytes.substr(bytes.size() - 8 - words, words) : "";
-    };
+    auto const words_of = [&](char const* index) { return filter_words(index, 1 << 20); };
     std::string const expected = words_of("small.qmer");
     ASSERT_FALSE(expected.empty());
     EXPECT_TRUE(words_of("large.qmer") == expected) << "one read built another filter";
 
-    auto const refused =
-        qmer({"index", "-t", "2", "--max-memory", "30M", "-o", "x.qmer", "large.fa"});
-    ASSERT_EQ(refused.exit_code, 6) << refused.err;
-    EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(refused.err, m, std::regex("needs at least ([0-9.]+) MiB")))
-        << refused.err;
-    double const least = std::stod(m[1]);
+    double least = 0;
+    ASSERT_NO_FATAL_FAILURE(least_memory_mib("large.fa", "30M", least));
     std::filesystem::create_directories(dir() / "scratch");
     for (double const spare : {20.0, 0.2}) {
         SCOPED_TRACE(testing::Message() << spare << " MiB to spare");
@@ -837,12 +834,9 @@ TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     ASSERT_EQ(qmer({"index", "-o", "few.qmer", "few.fa"}).exit_code, 0);
     auto const few_large = qmer({"index", "-o", "few_large.qmer", "few_large.fa"});
     ASSERT_EQ(few_large.exit_code, 0) << few_large.err;
-    std::string const few_index = slurp(dir() / "few.qmer");
-    std::string const few_large_index = slurp(dir() / "few_large.qmer");
-    size_t const few_words = 20000;  // of ~37 KB of filter words
-    ASSERT_GT(few_index.size(), few_words + 8);
-    EXPECT_TRUE(few_index.substr(few_index.size() - 8 - few_words, few_words) ==
-                few_large_index.substr(few_large_index.size() - 8 - few_words, few_words));
+    std::string const few_words = filter_words("few.qmer", 20000);  // of ~37 KB of words
+    ASSERT_FALSE(few_words.empty());
+    EXPECT_TRUE(filter_words("few_large.qmer", 20000) == few_words);
     // Counted once, not once per read.
     EXPECT_NE(few_large.err.find("2 records, 9.02 Mbp"), std::string::npos) << few_large.err;
     EXPECT_NE(few_large.err.find("19.97 k k-mers"), std::string::npos) << few_large.err;
