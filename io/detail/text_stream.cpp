@@ -6,10 +6,12 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "io/detail/bgzf_fallback.hpp"
 
 namespace qmer::io::detail {
 
-text_stream::text_stream(BGZF* fp, std::string path) : fp_(fp), path_(std::move(path)) {}
+text_stream::text_stream(BGZF* fp, std::string path)
+    : fp_(fp), path_(std::move(path)), threaded_(fp->mt != nullptr) {}
 
 text_stream::~text_stream() {
     if (fp_ != nullptr) bgzf_close(fp_);
@@ -22,6 +24,7 @@ std::string_view text_stream::peek(size_t n) {
         size_t const chunk = n - old;
         prefix_.resize(n);
         ssize_t const got = bgzf_read(fp_, prefix_.data() + old, chunk);
+        if (got >= 0) clear_threads_fallback_mark(fp_, threaded_);
         if (got < 0) {
             failed_ = true;
             errcode_ = fp_->errcode;
@@ -50,6 +53,7 @@ int text_stream::read(void* buf, int n) noexcept {
     }
     if (ended_ || failed_) return 0;
     ssize_t const got = bgzf_read(fp_, buf, static_cast<size_t>(n));
+    if (got >= 0) clear_threads_fallback_mark(fp_, threaded_);
     if (got < 0) {
         failed_ = true;
         errcode_ = fp_->errcode;

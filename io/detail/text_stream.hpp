@@ -49,6 +49,7 @@ class text_stream {
     bool ended_ = false;
     bool missing_eof_ = false;
     int errcode_ = 0;
+    bool threaded_;  // BGZF threads were running at the last look (htslib may stop them)
 };
 
 }  // namespace qmer::io::detail
