@@ -281,8 +281,15 @@ struct index_writer::impl {
     XXH3_state_t* state = XXH3_createState();
     uint64_t offset = 0;
     uint64_t sections = 0;
+    bool sum_at_commit = false;  // the file is summed by reading it back (after a rewrite)
+    uint64_t header_offset = 0;
+    size_t header_bytes = 0;
+    std::vector<std::pair<uint64_t, size_t>> params_at;  // each section's parameter words
+    uint64_t pending = 0, announced = 0;                 // the open streamed section's words
+    bool open = false;
 
-    explicit impl(std::string path) : out(std::move(path)) {
+    // Never compressed, whatever the name: an index is memory-mapped as it lies on disk.
+    explicit impl(std::string path) : out(std::move(path), {.compress_by_name = false}) {
         if (!state) throw std::bad_alloc();
         XXH3_64bits_reset(state);
     }
@@ -290,7 +297,7 @@ struct index_writer::impl {
 
     void write(void const* data, size_t n) {
         out.write(data, n);
-        XXH3_64bits_update(state, data, n);
+        if (!sum_at_commit) XXH3_64bits_update(state, data, n);
         offset += n;
     }
     template <typename T>
@@ -302,54 +309,121 @@ struct index_writer::impl {
         size_t const pad = (alignment - offset % alignment) % alignment;
         write(zeros, pad);
     }
+    // Everything before a section's words.
+    void prelude(std::span<uint64_t const> params, uint64_t word_count) {
+        if (open) throw std::logic_error("index_writer: a section began before the last ended");
+        write_value<uint64_t>(section_tag);
+        write_value<uint64_t>(params.size());
+        params_at.emplace_back(offset, params.size());
+        write(params.data(), params.size_bytes());
+        write_value<uint64_t>(word_count);
+        pad_to(words_alignment);  // so the mapped words are cache-line aligned
+    }
+    // The XXH3-64 of everything written, read back in 4 MiB pieces.
+    uint64_t sum_read_back() {
+        XXH3_64bits_reset(state);
+        std::vector<char> piece(size_t{4} << 20);
+        for (uint64_t at = 0; at < offset; at += piece.size()) {
+            size_t const n = static_cast<size_t>(std::min<uint64_t>(piece.size(), offset - at));
+            out.read_at(at, piece.data(), n);
+            XXH3_64bits_update(state, piece.data(), n);
+        }
+        return XXH3_64bits_digest(state);
+    }
 };
 
-index_writer::index_writer(std::string path, index_header const& header)
+index_writer::index_writer(std::string path, index_header const& header, header_counts counts)
     : impl_(std::make_unique<impl>(std::move(path))) {
+    impl_->sum_at_commit = counts == header_counts::rewritten_later;
+    if (impl_->sum_at_commit && !impl_->out.can_rewrite())
+        throw std::logic_error("index_writer: a stream cannot be rewritten");
     std::string const encoded = encode_header(header);
     impl_->write(magic, sizeof magic);
     impl_->write_value<uint32_t>(index_format_version);
     impl_->write_value<uint32_t>(byte_order_mark);
     impl_->write_value<uint64_t>(encoded.size());
+    impl_->header_offset = impl_->offset;
+    impl_->header_bytes = encoded.size();
     impl_->write(encoded.data(), encoded.size());
     impl_->pad_to(8);
 }
 
 index_writer::~index_writer() = default;
 
+bool index_writer::can_rewrite(std::string const& path) {
+    return !is_direct_output(path);
+}
+
 void index_writer::add_section(std::span<uint64_t const> params, std::span<uint64_t const> words) {
-    impl_->write_value<uint64_t>(section_tag);
-    impl_->write_value<uint64_t>(params.size());
-    impl_->write(params.data(), params.size_bytes());
-    impl_->write_value<uint64_t>(words.size());
-    impl_->pad_to(words_alignment);  // so the mapped words are cache-line aligned
+    impl_->prelude(params, words.size());
     impl_->write(words.data(), words.size_bytes());
+    ++impl_->sections;
+}
+
+void index_writer::begin_section(std::span<uint64_t const> params, uint64_t word_count) {
+    impl_->prelude(params, word_count);
+    impl_->open = true;
+    impl_->announced = impl_->pending = word_count;
+}
+
+void index_writer::put(std::span<uint64_t const> words) {
+    if (!impl_->open || words.size() > impl_->pending)
+        throw std::logic_error("index_writer: a section got more words than announced");
+    impl_->pending -= words.size();
+    impl_->write(words.data(), words.size_bytes());
+}
+
+void index_writer::end_section() {
+    if (!impl_->open || impl_->pending != 0)
+        throw std::logic_error("index_writer: a section got fewer words than announced");
+    impl_->open = false;
     ++impl_->sections;
 }
 
 void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_count,
                                std::function<void(word_sink const&)> const& fill) {
-    impl_->write_value<uint64_t>(section_tag);
-    impl_->write_value<uint64_t>(params.size());
-    impl_->write(params.data(), params.size_bytes());
-    impl_->write_value<uint64_t>(word_count);
-    impl_->pad_to(words_alignment);
-    uint64_t written = 0;
-    fill([&](std::span<uint64_t const> chunk) {
-        written += chunk.size();
-        if (written > word_count)
-            throw std::logic_error("index_writer: a section got more words than announced");
-        impl_->write(chunk.data(), chunk.size_bytes());
-    });
-    if (written != word_count)
-        throw std::logic_error("index_writer: a section got fewer words than announced");
-    ++impl_->sections;
+    begin_section(params, word_count);
+    fill([&](std::span<uint64_t const> chunk) { put(chunk); });
+    end_section();
+}
+
+std::vector<uint64_t> index_writer::words_of(size_t section) const {
+    if (!impl_->sum_at_commit || section >= impl_->params_at.size())
+        throw std::logic_error("index_writer: words_of needs a rewritable file and a section");
+    auto const [at, count] = impl_->params_at[section];
+    uint64_t words = 0;
+    uint64_t const words_at = at + count * sizeof(uint64_t);
+    impl_->out.read_at(words_at, &words, sizeof words);
+    uint64_t const start =
+        (words_at + sizeof words + words_alignment - 1) / words_alignment * words_alignment;
+    if (section == impl_->params_at.size() - 1 && impl_->open) words -= impl_->pending;
+    std::vector<uint64_t> out(words);
+    impl_->out.read_at(start, out.data(), out.size() * sizeof(uint64_t));
+    return out;
+}
+
+void index_writer::rewrite(index_header const& header,
+                           std::span<std::vector<uint64_t> const> params) {
+    if (!impl_->sum_at_commit)
+        throw std::logic_error("index_writer: made without header_counts::rewritten_later");
+    std::string const encoded = encode_header(header);
+    if (encoded.size() != impl_->header_bytes || params.size() != impl_->params_at.size())
+        throw std::logic_error("index_writer: a rewrite changed the header's or sections' sizes");
+    impl_->out.write_at(impl_->header_offset, encoded.data(), encoded.size());
+    for (size_t j = 0; j < params.size(); ++j) {
+        if (params[j].size() != impl_->params_at[j].second)
+            throw std::logic_error("index_writer: a rewrite changed a section's parameter count");
+        impl_->out.write_at(impl_->params_at[j].first, params[j].data(),
+                            params[j].size() * sizeof(uint64_t));
+    }
 }
 
 void index_writer::commit() {
+    if (impl_->open) throw std::logic_error("index_writer: committed inside a section");
     impl_->write_value<uint64_t>(end_tag);
     impl_->write_value<uint64_t>(impl_->sections);
-    uint64_t const checksum = XXH3_64bits_digest(impl_->state);
+    uint64_t const checksum =
+        impl_->sum_at_commit ? impl_->sum_read_back() : XXH3_64bits_digest(impl_->state);
     impl_->out.write(&checksum, sizeof checksum);
     impl_->out.commit();
 }

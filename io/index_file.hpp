@@ -61,12 +61,25 @@ struct index_section_view {
 
 // Writes an index: header first, then sections, then commit() seals it with the checksum and
 // renames it into place. Destroying it without commit() removes the temporary file.
+//
+// A build that writes a section while it makes it knows some header counts only at the end (the
+// default build streams its level's blocks into the file as they are made: no copy of the level in
+// memory, no second pass over it). It writes the header with those counts left at any value
+// (header_counts::rewritten_later), then rewrite() puts the final header and section parameters
+// over them before commit(), which then sums the file by reading it back. Only fixed-width values
+// may change, and only in a regular file (can_rewrite(path)): not stdout or a device.
+enum class header_counts { final, rewritten_later };
+
 class index_writer {
   public:
-    index_writer(std::string path, index_header const& header);
+    index_writer(std::string path, index_header const& header,
+                 header_counts counts = header_counts::final);
     ~index_writer();
     index_writer(index_writer const&) = delete;
     index_writer& operator=(index_writer const&) = delete;
+
+    // Whether an index written to `path` can have its header rewritten.
+    static bool can_rewrite(std::string const& path);
 
     void add_section(std::span<uint64_t const> params, std::span<uint64_t const> words);
     // A section whose word_count words are produced while it is written: fill(put) must call
@@ -75,6 +88,16 @@ class index_writer {
     using word_sink = std::function<void(std::span<uint64_t const>)>;
     void add_section(std::span<uint64_t const> params, uint64_t word_count,
                      std::function<void(word_sink const&)> const& fill);
+    // The same, pushed: begin_section, put() the words in order, end_section (counts checked).
+    void begin_section(std::span<uint64_t const> params, uint64_t word_count);
+    void put(std::span<uint64_t const> words);
+    void end_section();
+    // The words of a section written so far, read back (header_counts::rewritten_later only): a
+    // build that must turn a streamed level back into a table.
+    std::vector<uint64_t> words_of(size_t section) const;
+    // The final header and every section's parameter words, over those first written
+    // (header_counts::rewritten_later only; each must keep its encoded size).
+    void rewrite(index_header const& header, std::span<std::vector<uint64_t> const> params);
     void commit();
 
   private:

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <stdexcept>
 
 #include "core/error.hpp"
 
@@ -137,6 +138,36 @@ void output_file::write(void const* data, size_t size) {
         return;
     }
     if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
+}
+
+void output_file::write_at(uint64_t offset, void const* data, size_t size) {
+    if (!can_rewrite()) throw std::logic_error("output_file: write_at on a stream");
+    if (std::fflush(file_) != 0) fail("write failed");
+    int const fd = ::fileno(file_);
+    auto const* p = static_cast<char const*>(data);
+    while (size > 0) {
+        ssize_t const n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail("write failed");
+        p += n;
+        size -= static_cast<size_t>(n);
+        offset += static_cast<uint64_t>(n);
+    }
+}
+
+void output_file::read_at(uint64_t offset, void* out, size_t size) {
+    if (!can_rewrite()) throw std::logic_error("output_file: read_at on a stream");
+    if (std::fflush(file_) != 0) fail("write failed");
+    int const fd = ::fileno(file_);
+    auto* p = static_cast<char*>(out);
+    while (size > 0) {
+        ssize_t const n = ::pread(fd, p, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail("cannot read back what was written");
+        p += n;
+        size -= static_cast<size_t>(n);
+        offset += static_cast<uint64_t>(n);
+    }
 }
 
 void output_file::commit() {

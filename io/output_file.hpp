@@ -12,6 +12,7 @@
 // throws output_error naming the file.
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -37,6 +38,15 @@ class output_file {
     void write(void const* data, size_t size);
     // Flushes, closes and (for a regular file) renames the temporary into place. Throws on failure.
     void commit();
+
+    // A regular, uncompressed file (the temporary) can be rewritten and read back before commit:
+    // an index whose header counts are known only after its sections are written
+    // (io/index_file.hpp). Not for stdout, devices, pipes or compressed output.
+    bool can_rewrite() const noexcept { return !direct_ && bgzf_ == nullptr; }
+    // Overwrites bytes already written, at `offset` (can_rewrite() only; the end stays the end).
+    void write_at(uint64_t offset, void const* data, size_t size);
+    // Reads `size` bytes written so far, from `offset` (can_rewrite() only).
+    void read_at(uint64_t offset, void* out, size_t size);
     // Removes the temporary, if any; safe to call twice. Called by the destructor when not
     // committed.
     void discard() noexcept;

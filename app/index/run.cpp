@@ -623,7 +623,26 @@ sorted_build_result sorted_build(qf::geometry g, sorted_sink const& sink, Hashin
 struct counted_build {
     std::optional<written_first_level> level;
     std::unique_ptr<qf::expandable_filter> filter;
+    // The index file the level was streamed into as it was made (the default build to a regular
+    // file): its header still needs the final counts (finish_header, index_writer::rewrite).
+    std::unique_ptr<io::index_writer> streamed;
 };
+
+// The fields every index records of how it was made, from the build's results: the filter's
+// parameters, its element count, the k-mers read (with those of earlier builds, for --append),
+// the version, the command and the references (added to those already there).
+void finish_header(io::index_header& header, index_options const& o,
+                   std::vector<filter_array> const& arrays, uint64_t elements,
+                   uint64_t kmers_scanned) {
+    header.filter_params.clear();
+    for (auto const& a : arrays)
+        header.filter_params.insert(header.filter_params.end(), a.params.begin(), a.params.end());
+    header.elements = elements;
+    header.kmers_scanned = kmers_scanned;
+    header.qmer_version = QMER_VERSION;
+    header.command = o.command_line;
+    header.inputs.insert(header.inputs.end(), o.references.begin(), o.references.end());
+}
 
 // The default filter from files: the sorted build when the buckets fit, minimizer-local unless
 // --plain-hash or k is too short (core/kmer/sequence_hashing.hpp); records the scheme in header.
@@ -692,13 +711,14 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
                    : plan_sorted_build(g, table_bytes, direct, max_memory, census, threads);
     std::optional<qf::rank_select_writer> writer;
     auto keep = [&](std::span<uint64_t const> words) {
+        if (out.streamed) return out.streamed->put(words);
+        if (level.words.empty()) level.words.reserve(shape.words());
         level.words.insert(level.words.end(), words.begin(), words.end());
     };
     qf::locally_locked_filter::sorted_append_state state;
     sorted_sink sink;
     if (direct && plan.passes == 1) {
         writer.emplace(shape, first.room);
-        level.words.reserve(shape.words());
         sink = [&](std::span<uint64_t const> fps) { return writer->append(fps, keep); };
     } else {
         // Planned for the writer: plan again for the concurrent table, which is filled while the
@@ -717,6 +737,11 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     auto filter = [&]() -> qf::expandable_filter& {
         if (out.filter) return *out.filter;
         writer->finish(keep);
+        if (out.streamed) {  // the words back from the file, which is given up
+            out.streamed->end_section();
+            level.words = out.streamed->words_of(1);
+            out.streamed.reset();
+        }
         qf::rank_select_table const written(shape, level.words, writer->size());
         qf::expandable_filter& f = use_filter();
         refill_first_level(f, written);
@@ -727,6 +752,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     auto done = [&]() -> counted_build {
         if (writer) {
             level.elements = writer->finish(keep);
+            if (out.streamed) out.streamed->end_section();
             out.level = std::move(level);
         }
         return std::move(out);
@@ -776,11 +802,24 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         marks.bits.assign(((uint64_t{1} << bits) + 63) / 64, 0);
         progress.begin_phase("finding crowded windows", 0, "", false);
         bins.mark(marks, overload_threshold(g.canonical_slots(), bits));
+        header.hash = scheme;
+        header.hash.overloaded = marks.bits;
+        // The level goes straight into the index file as its blocks are made, where the file can
+        // have its header's counts written last: no copy of the level in memory (the size of the
+        // index), and no pass over it after the fill (issue 16: on a VM whose fresh pages cost
+        // ~4 us each, a 4 GiB level took ~8 s to buffer and ~16 s to write out).
+        if (writer && io::index_writer::can_rewrite(o.output)) {
+            io::index_header provisional = header;
+            auto const arrays = level.arrays();
+            finish_header(provisional, o, arrays, 0, counts.kmers.load());
+            out.streamed = std::make_unique<io::index_writer>(o.output, provisional,
+                                                              io::header_counts::rewritten_later);
+            out.streamed->add_section(arrays[0].params, arrays[0].words);
+            out.streamed->begin_section(arrays[1].params, shape.words());
+        }
         progress.begin_phase("filling the table", 1, "", false);
         bool const complete = bins.append_to(sink, marks, threads, &progress);
         counts.scratch_bytes = bins.file_bytes();
-        header.hash = scheme;
-        header.hash.overloaded = std::move(marks.bits);
         if (!complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
             local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
             build_counts again;
@@ -1168,6 +1207,7 @@ void build_index(index_options const& given, unsigned threads) {
     std::function<std::unique_ptr<filter_t>()> make_filter;
     std::optional<qf::expandable_options> counted_options;  // a counted expandable build's
     std::optional<written_first_level> level;               // what it wrote, when it made no filter
+    std::unique_ptr<io::index_writer> streamed;             // where it wrote it, if already there
     io::index_header header;
     uint64_t previous_kmers = 0;
     reference_census census;  // from the distinct-count pass, when there is one
@@ -1344,6 +1384,7 @@ void build_index(index_options const& given, unsigned threads) {
                                          progress, max_memory, census, std::move(gathered));
             filter = std::move(built.filter);
             level = std::move(built.level);
+            streamed = std::move(built.streamed);
         } else {
             with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
                 insert_references(*filter, hashing, o, threads, counts, progress, max_memory);
@@ -1356,25 +1397,26 @@ void build_index(index_options const& given, unsigned threads) {
     }
 
     uint64_t elements = 0;
+    std::vector<filter_array> arrays;
     if (level) {
         elements = level->elements;
-        for (auto const& a : level->arrays())
-            header.filter_params.insert(header.filter_params.end(), a.params.begin(),
-                                        a.params.end());
+        arrays = level->arrays();
     } else {
         // Tables that growing left behind are no longer read by anyone: free them first.
         if constexpr (requires { filter->release_retired_tables(); })
             filter->release_retired_tables();
         elements = filter->size();
-        header.filter_params = codec::params(*filter);
     }
-    header.elements = elements;
-    header.kmers_scanned = previous_kmers + counts.kmers.load();
-    header.qmer_version = QMER_VERSION;
-    header.command = o.command_line;
-    header.inputs.insert(header.inputs.end(), o.references.begin(), o.references.end());
+    finish_header(header, o, arrays, elements, previous_kmers + counts.kmers.load());
+    if (!level) header.filter_params = codec::params(*filter);
     progress.begin_phase("writing the index", 0, "", false);
-    {
+    if (streamed) {
+        std::vector<std::vector<uint64_t>> params;
+        for (auto const& a : arrays) params.push_back(a.params);
+        streamed->rewrite(header, params);
+        throw_if_interrupted();
+        streamed->commit();
+    } else {
         io::index_writer writer(o.output, header);
         if (level)
             level->save(writer);
@@ -1385,7 +1427,7 @@ void build_index(index_options const& given, unsigned threads) {
     }
     // What the user keeps: the file (the saved layout can be smaller than the filter in memory).
     report_built(o, progress, counts, elements,
-                 level ? static_cast<double>(level->words.size() * sizeof(uint64_t))
+                 level ? static_cast<double>(level->shape().words() * sizeof(uint64_t))
                        : static_cast<double>(filter->memory_bytes()));
     if constexpr (requires { filter->levels(); }) note_levels(o, filter ? filter->levels() : 1);
 }

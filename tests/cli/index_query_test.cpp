@@ -842,6 +842,38 @@ TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     EXPECT_NE(few_large.err.find("19.97 k k-mers"), std::string::npos) << few_large.err;
 }
 
+// The default build writes its level into the index file as it makes it and the header's counts
+// last (io::index_writer::rewrite); written to stdout, where nothing can be rewritten, it is
+// buffered and written at the end. Both give the same index: the same words, counts and answers,
+// and a checksum that matches.
+TEST_F(index_query, a_level_streamed_into_the_file_is_the_one_written_at_the_end) {
+    write_file("ref.fa", random_fasta(4, 50000, 31));
+    ASSERT_EQ(qmer({"index", "-t", "2", "-o", "streamed.qmer", "ref.fa"}).exit_code, 0);
+    auto const piped = shell("\"$QMER\" index -q -t 2 -o - ref.fa > piped.qmer");
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    std::string const words = filter_words("streamed.qmer", 200000);
+    ASSERT_FALSE(words.empty());
+    EXPECT_TRUE(filter_words("piped.qmer", 200000) == words);
+    EXPECT_EQ(filter_params("streamed.qmer"), filter_params("piped.qmer"));
+    // The counts rewritten last: 199,880 positions, ~199.8 k distinct fingerprints.
+    auto const level_line = [&](char const* index) {
+        auto const info = qmer({"info", index});
+        EXPECT_EQ(info.exit_code, 0) << info.err;
+        auto const at = info.out.find("level 0:");
+        return at == std::string::npos ? "" : info.out.substr(at, info.out.find('\n', at) - at);
+    };
+    std::string const level = level_line("streamed.qmer");
+    EXPECT_NE(level.find("kmers 1998"), std::string::npos) << level;
+    EXPECT_EQ(level, level_line("piped.qmer"));
+    EXPECT_NE(qmer({"info", "streamed.qmer"}).out.find("199880 k-mer positions"),
+              std::string::npos);
+    auto const a = qmer({"query", "-q", "streamed.qmer", "ref.fa"});
+    auto const b = qmer({"query", "-q", "piped.qmer", "ref.fa"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out.substr(a.out.find("read_id")), b.out.substr(b.out.find("read_id")));
+}
+
 // --quick calls exactly the reads a full lookup calls; only matched reads may stop early, and
 // their counts are then a prefix of the full ones.
 TEST_F(index_query, quick_calls_the_same_reads_and_stops_only_matched_ones) {

@@ -257,3 +257,70 @@ TEST_F(index_file_test, a_streamed_section_equals_one_from_a_view) {
     EXPECT_FALSE(fs::exists(dir / "short.qmer"));
     EXPECT_FALSE(fs::exists(dir / "long.qmer"));
 }
+
+// A header whose counts are known only after a streamed section (the default build's level):
+// written with placeholders, rewritten before commit, the file is byte for byte the one written
+// with the final header from the start (so the checksum, summed by reading the file back,
+// matches), and the words written so far can be read back. A rewrite that changes a size, and
+// one on a writer not made for it, are refused; a stream (stdout, a device) cannot be rewritten.
+TEST_F(index_file_test, a_header_rewritten_after_a_streamed_section_equals_the_final_one) {
+    using qmer::io::header_counts;
+    using qmer::io::index_writer;
+    std::vector<uint64_t> words(300000);  // 2.3 MiB: the read-back sums several pieces
+    std::iota(words.begin(), words.end(), 11);
+    std::vector<uint64_t> const stack = {9, 8}, first = {1, 0, 7}, final_level = {1, 299999, 7};
+    auto final_header = sample_header();
+    final_header.elements = 299999;
+    final_header.kmers_scanned = 4242;
+
+    std::string const direct = (dir / "direct.qmer").string();
+    {
+        index_writer w(direct, final_header);
+        w.add_section(stack, {});
+        w.add_section(final_level, words);
+        w.commit();
+    }
+    std::string const rewritten = (dir / "rewritten.qmer").string();
+    {
+        index_writer w(rewritten, sample_header(), header_counts::rewritten_later);
+        w.add_section(stack, {});
+        w.begin_section(first, words.size());
+        w.put(std::span<uint64_t const>(words).first(1000));
+        EXPECT_EQ(w.words_of(1), std::vector<uint64_t>(words.begin(), words.begin() + 1000));
+        w.put(std::span<uint64_t const>(words).subspan(1000));
+        w.end_section();
+        EXPECT_EQ(w.words_of(1), words);
+        auto longer = final_header;
+        longer.command += " --more";
+        std::vector<std::vector<uint64_t>> const params = {stack, final_level};
+        EXPECT_THROW(w.rewrite(longer, params), std::logic_error);
+        std::vector<std::vector<uint64_t>> const fewer = {stack, {1, 2}};
+        EXPECT_THROW(w.rewrite(final_header, fewer), std::logic_error);
+        w.rewrite(final_header, params);
+        w.commit();
+    }
+    std::ifstream a(direct, std::ios::binary), b(rewritten, std::ios::binary);
+    std::string const va{std::istreambuf_iterator<char>(a), {}},
+        vb{std::istreambuf_iterator<char>(b), {}};
+    EXPECT_EQ(va, vb);
+    qmer::io::index_file f(rewritten);  // the checksum is checked at open
+    EXPECT_EQ(f.header().elements, 299999u);
+    EXPECT_EQ(f.sections()[1].params, final_level);
+
+    {
+        index_writer w((dir / "plain.qmer").string(), sample_header());
+        std::vector<std::vector<uint64_t>> const none;
+        EXPECT_THROW(w.rewrite(sample_header(), none), std::logic_error);
+    }
+    EXPECT_FALSE(index_writer::can_rewrite("-"));
+    EXPECT_FALSE(index_writer::can_rewrite("/dev/null"));
+    EXPECT_TRUE(index_writer::can_rewrite((dir / "new.qmer").string()));
+}
+
+// An index named like a compressed file (x.qmer.gz) is written as an index, not BGZF: it was
+// compressed by its name and then refused by every command as "a gzip file, not a qmer index".
+TEST_F(index_file_test, an_index_named_gz_is_written_uncompressed) {
+    auto const path = write_sample("x.qmer.gz");
+    qmer::io::index_file f(path);
+    EXPECT_EQ(f.header().elements, 999u);
+}
