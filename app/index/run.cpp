@@ -436,19 +436,34 @@ struct superkmer_plan {
 };
 
 // The most super-k-mer records a build keeps in memory, whatever the limit allows: what keeps its
-// peak near the index's size (the table's own size less what the reading holds beside the
-// records: they are freed as the table is written), and at least 256 MiB.
+// peak near the index's size, and at least 256 MiB. Records are freed bin by bin as the level is
+// written. Where the level is buffered before it is written (output to stdout), the records may
+// take the table's own size less what the reading holds beside them; where it goes straight into
+// the index file (streamed_level), the level takes no memory, and the records may take 1.4x the
+// table less the reading: fewer go through the scratch file (each byte there is written, read
+// back and held twice in the page cache), and the peak stays under issue 16's 1.5x the index.
+inline constexpr double streamed_records_per_table_byte = 1.4;
+
 uint64_t records_in_memory(uint64_t table_bytes, uint64_t longest_record, unsigned threads,
-                           size_t buffer_bytes_per_thread) {
+                           size_t buffer_bytes_per_thread, bool streamed_level) {
     uint64_t const reading =
         build_overhead_bytes(longest_record, threads) + uint64_t{threads} * buffer_bytes_per_thread;
-    return std::max<uint64_t>(table_bytes > reading ? table_bytes - reading : 0,
-                              uint64_t{256} << 20);
+    uint64_t const room = streamed_level ? static_cast<uint64_t>(streamed_records_per_table_byte *
+                                                                 static_cast<double>(table_bytes))
+                                         : table_bytes;
+    return std::max<uint64_t>(room > reading ? room - reading : 0, uint64_t{256} << 20);
+}
+
+// Whether the default build's level goes straight into the index file (io::index_writer's
+// rewritten header): a regular file, not stdout or a device.
+bool streams_level(index_options const& o) {
+    return io::index_writer::can_rewrite(o.output);
 }
 
 superkmer_plan plan_superkmer_build(unsigned bin_bits, unsigned window_bits, uint64_t table_bytes,
                                     uint64_t max_memory, reference_census const& census, unsigned k,
-                                    unsigned minimizer_length, unsigned threads) {
+                                    unsigned minimizer_length, unsigned threads,
+                                    bool streamed_level) {
     superkmer_plan plan;
     uint64_t const held = build_held_bytes(table_bytes, true, census, threads);
     plan.least = held + superkmer_bins::working_bytes(bin_bits, window_bits, census.kmer_positions,
@@ -461,7 +476,7 @@ superkmer_plan plan_superkmer_build(unsigned bin_bits, unsigned window_bits, uin
     uint64_t const left = max_memory > held + working ? max_memory - held - working : 0;
     plan.memory_budget =
         std::min(left / 2, records_in_memory(table_bytes, census.longest_record, threads,
-                                             plan.buffer_bytes_per_thread));
+                                             plan.buffer_bytes_per_thread, streamed_level));
     plan.expected_record_bytes = superkmer_bins::expected_bytes_per_position(k, minimizer_length) *
                                  static_cast<double>(census.kmer_positions);
     return plan;
@@ -519,16 +534,19 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
     superkmer_bins& bins = *gathered;
     auto const allow = [&] {
         uint64_t const table = table_bytes_for(static_cast<uint64_t>(sketch.estimate()));
-        bins.allow_in_memory(
-            std::min(cap, records_in_memory(table, counts.longest_record, threads, buffers)));
+        bins.allow_in_memory(std::min(cap, records_in_memory(table, counts.longest_record, threads,
+                                                             buffers, streams_level(o))));
     };
     allow();
     progress.begin_phase("reading k-mers", static_cast<double>(guessed), "bp", true, true);
-    unsigned batches = 0;
+    // After every batch (an estimate is ~20 us; a batch is 4 MiB of sequence or one longer
+    // record). Counting batches and allowing every 16th, as before, left a reference of 100 Mbp
+    // records (a human genome's chromosomes) at the first allowance, 256 MiB, for its first 16
+    // records: most of it went through the scratch file.
     read_reference_spans(
         o, threads, counts, progress, [&](std::string_view seq) { return bins.add(seq); },
         [&] {
-            if (++batches % 16 == 0) allow();  // ~64 MiB of sequence; an estimate is ~20 us
+            allow();
             return false;
         });
     return census_of(sketch, counts);
@@ -689,7 +707,8 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
     superkmer_plan const sk =
         superkmers ? plan_superkmer_build(gathered ? std::countr_zero(gathered->bin_count())
                                                    : superkmer_bins::bin_bits_of(g, bits),
-                                          bits, table_bytes, max_memory, census, o.k, m, threads)
+                                          bits, table_bytes, max_memory, census, o.k, m, threads,
+                                          streams_level(o))
                    : superkmer_plan{};
     // --max-memory is a promise (issue 16): a limit the build cannot keep is refused here, before
     // any k-mer is stored, with what it would need.
@@ -808,7 +827,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         // have its header's counts written last: no copy of the level in memory (the size of the
         // index), and no pass over it after the fill (issue 16: on a VM whose fresh pages cost
         // ~4 us each, a 4 GiB level took ~8 s to buffer and ~16 s to write out).
-        if (writer && io::index_writer::can_rewrite(o.output)) {
+        if (writer && streams_level(o)) {
             io::index_header provisional = header;
             auto const arrays = level.arrays();
             finish_header(provisional, o, arrays, 0, counts.kmers.load());
