@@ -825,8 +825,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         header.hash.overloaded = marks.bits;
         // The level goes straight into the index file as its blocks are made, where the file can
         // have its header's counts written last: no copy of the level in memory (the size of the
-        // index), and no pass over it after the fill (issue 16: on a VM whose fresh pages cost
-        // ~4 us each, a 4 GiB level took ~8 s to buffer and ~16 s to write out).
+        // index, in fresh pages) and no pass over it after the fill (README, issue 16's section).
         if (writer && streams_level(o)) {
             io::index_header provisional = header;
             auto const arrays = level.arrays();
