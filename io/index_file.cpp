@@ -280,12 +280,18 @@ struct index_writer::impl {
     output_file out;
     XXH3_state_t* state = XXH3_createState();
     uint64_t offset = 0;
-    uint64_t sections = 0;
     bool sum_at_commit = false;  // the file is summed by reading it back (after a rewrite)
     uint64_t header_offset = 0;
     size_t header_bytes = 0;
-    std::vector<std::pair<uint64_t, size_t>> params_at;  // each section's parameter words
-    uint64_t pending = 0, announced = 0;                 // the open streamed section's words
+    // Where each section's parameter words and words lie, and how many there are of each.
+    struct placed {
+        uint64_t params_at;
+        size_t params;
+        uint64_t words_at;
+        uint64_t words;
+    };
+    std::vector<placed> placed_sections;
+    uint64_t pending = 0;  // the open streamed section's words still to come
     bool open = false;
 
     // Never compressed, whatever the name: an index is memory-mapped as it lies on disk.
@@ -314,10 +320,11 @@ struct index_writer::impl {
         if (open) throw std::logic_error("index_writer: a section began before the last ended");
         write_value<uint64_t>(section_tag);
         write_value<uint64_t>(params.size());
-        params_at.emplace_back(offset, params.size());
+        uint64_t const params_at = offset;
         write(params.data(), params.size_bytes());
         write_value<uint64_t>(word_count);
         pad_to(words_alignment);  // so the mapped words are cache-line aligned
+        placed_sections.push_back({params_at, params.size(), offset, word_count});
     }
     // The XXH3-64 of everything written, read back in 4 MiB pieces.
     uint64_t sum_read_back() {
@@ -357,13 +364,12 @@ bool index_writer::can_rewrite(std::string const& path) {
 void index_writer::add_section(std::span<uint64_t const> params, std::span<uint64_t const> words) {
     impl_->prelude(params, words.size());
     impl_->write(words.data(), words.size_bytes());
-    ++impl_->sections;
 }
 
 void index_writer::begin_section(std::span<uint64_t const> params, uint64_t word_count) {
     impl_->prelude(params, word_count);
     impl_->open = true;
-    impl_->announced = impl_->pending = word_count;
+    impl_->pending = word_count;
 }
 
 void index_writer::put(std::span<uint64_t const> words) {
@@ -377,7 +383,6 @@ void index_writer::end_section() {
     if (!impl_->open || impl_->pending != 0)
         throw std::logic_error("index_writer: a section got fewer words than announced");
     impl_->open = false;
-    ++impl_->sections;
 }
 
 void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_count,
@@ -388,17 +393,12 @@ void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_c
 }
 
 std::vector<uint64_t> index_writer::words_of(size_t section) const {
-    if (!impl_->sum_at_commit || section >= impl_->params_at.size())
+    auto const& placed = impl_->placed_sections;
+    if (!impl_->sum_at_commit || section >= placed.size())
         throw std::logic_error("index_writer: words_of needs a rewritable file and a section");
-    auto const [at, count] = impl_->params_at[section];
-    uint64_t words = 0;
-    uint64_t const words_at = at + count * sizeof(uint64_t);
-    impl_->out.read_at(words_at, &words, sizeof words);
-    uint64_t const start =
-        (words_at + sizeof words + words_alignment - 1) / words_alignment * words_alignment;
-    if (section == impl_->params_at.size() - 1 && impl_->open) words -= impl_->pending;
-    std::vector<uint64_t> out(words);
-    impl_->out.read_at(start, out.data(), out.size() * sizeof(uint64_t));
+    bool const open = impl_->open && section + 1 == placed.size();
+    std::vector<uint64_t> out(placed[section].words - (open ? impl_->pending : 0));
+    impl_->out.read_at(placed[section].words_at, out.data(), out.size() * sizeof(uint64_t));
     return out;
 }
 
@@ -407,21 +407,22 @@ void index_writer::rewrite(index_header const& header,
     if (!impl_->sum_at_commit)
         throw std::logic_error("index_writer: made without header_counts::rewritten_later");
     std::string const encoded = encode_header(header);
-    if (encoded.size() != impl_->header_bytes || params.size() != impl_->params_at.size())
-        throw std::logic_error("index_writer: a rewrite changed the header's or sections' sizes");
+    auto const& placed = impl_->placed_sections;
+    bool same_sizes = encoded.size() == impl_->header_bytes && params.size() == placed.size();
+    for (size_t j = 0; same_sizes && j < params.size(); ++j)
+        same_sizes = params[j].size() == placed[j].params;
+    if (!same_sizes)
+        throw std::logic_error("index_writer: a rewrite changed the header's or a section's size");
     impl_->out.write_at(impl_->header_offset, encoded.data(), encoded.size());
-    for (size_t j = 0; j < params.size(); ++j) {
-        if (params[j].size() != impl_->params_at[j].second)
-            throw std::logic_error("index_writer: a rewrite changed a section's parameter count");
-        impl_->out.write_at(impl_->params_at[j].first, params[j].data(),
+    for (size_t j = 0; j < params.size(); ++j)
+        impl_->out.write_at(placed[j].params_at, params[j].data(),
                             params[j].size() * sizeof(uint64_t));
-    }
 }
 
 void index_writer::commit() {
     if (impl_->open) throw std::logic_error("index_writer: committed inside a section");
     impl_->write_value<uint64_t>(end_tag);
-    impl_->write_value<uint64_t>(impl_->sections);
+    impl_->write_value<uint64_t>(impl_->placed_sections.size());
     uint64_t const checksum =
         impl_->sum_at_commit ? impl_->sum_read_back() : XXH3_64bits_digest(impl_->state);
     impl_->out.write(&checksum, sizeof checksum);

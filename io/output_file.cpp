@@ -140,19 +140,30 @@ void output_file::write(void const* data, size_t size) {
     if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
 }
 
+namespace {
+// pwrite or pread `size` bytes at `offset` whole, through short transfers and EINTR; false on an
+// error or an early end.
+template <typename Transfer>
+bool transfer_whole(uint64_t offset, size_t size, Transfer&& transfer) {
+    for (size_t done = 0; done < size;) {
+        ssize_t const n = transfer(done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+}  // namespace
+
 void output_file::write_at(uint64_t offset, void const* data, size_t size) {
     if (!can_rewrite()) throw std::logic_error("output_file: write_at on a stream");
     if (std::fflush(file_) != 0) fail("write failed");
     int const fd = ::fileno(file_);
     auto const* p = static_cast<char const*>(data);
-    while (size > 0) {
-        ssize_t const n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail("write failed");
-        p += n;
-        size -= static_cast<size_t>(n);
-        offset += static_cast<uint64_t>(n);
-    }
+    if (!transfer_whole(offset, size, [&](size_t done, off_t at) {
+            return ::pwrite(fd, p + done, size - done, at);
+        }))
+        fail("write failed");
 }
 
 void output_file::read_at(uint64_t offset, void* out, size_t size) {
@@ -160,14 +171,10 @@ void output_file::read_at(uint64_t offset, void* out, size_t size) {
     if (std::fflush(file_) != 0) fail("write failed");
     int const fd = ::fileno(file_);
     auto* p = static_cast<char*>(out);
-    while (size > 0) {
-        ssize_t const n = ::pread(fd, p, size, static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail("cannot read back what was written");
-        p += n;
-        size -= static_cast<size_t>(n);
-        offset += static_cast<uint64_t>(n);
-    }
+    if (!transfer_whole(offset, size, [&](size_t done, off_t at) {
+            return ::pread(fd, p + done, size - done, at);
+        }))
+        fail("cannot read back what was written");
 }
 
 void output_file::commit() {

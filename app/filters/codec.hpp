@@ -35,6 +35,13 @@ struct filter_plan {
     bool expected_measured = false;
 };
 
+// The filter parameters an index header records: every array's, in order.
+inline std::vector<uint64_t> header_params(std::span<filter_array const> arrays) {
+    std::vector<uint64_t> out;
+    for (auto const& a : arrays) out.insert(out.end(), a.params.begin(), a.params.end());
+    return out;
+}
+
 // Save, load and params shared by every codec.
 template <typename F>
 struct codec_base {
@@ -42,10 +49,7 @@ struct codec_base {
     static void save(F const& f, io::index_writer& w) { save_filter(f, w); }
     static std::unique_ptr<F> load(io::index_file const& index) { return load_filter<F>(index); }
     static std::vector<uint64_t> params(F const& f) {
-        std::vector<uint64_t> out;
-        for (auto const& a : filter_state<F>::arrays(f))
-            out.insert(out.end(), a.params.begin(), a.params.end());
-        return out;
+        return header_params(filter_state<F>::arrays(f));
     }
 };
 

@@ -532,10 +532,11 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
                                                 gathering_bin_bits(guessed_fingerprint_bits), cap,
                                                 temp_folder(o), buffers, &sketch);
     superkmer_bins& bins = *gathered;
+    bool const streamed = streams_level(o);
     auto const allow = [&] {
         uint64_t const table = table_bytes_for(static_cast<uint64_t>(sketch.estimate()));
-        bins.allow_in_memory(std::min(cap, records_in_memory(table, counts.longest_record, threads,
-                                                             buffers, streams_level(o))));
+        bins.allow_in_memory(std::min(
+            cap, records_in_memory(table, counts.longest_record, threads, buffers, streamed)));
     };
     allow();
     progress.begin_phase("reading k-mers", static_cast<double>(guessed), "bp", true, true);
@@ -650,11 +651,8 @@ struct counted_build {
 // parameters, its element count, the k-mers read (with those of earlier builds, for --append),
 // the version, the command and the references (added to those already there).
 void finish_header(io::index_header& header, index_options const& o,
-                   std::vector<filter_array> const& arrays, uint64_t elements,
-                   uint64_t kmers_scanned) {
-    header.filter_params.clear();
-    for (auto const& a : arrays)
-        header.filter_params.insert(header.filter_params.end(), a.params.begin(), a.params.end());
+                   std::vector<uint64_t> filter_params, uint64_t elements, uint64_t kmers_scanned) {
+    header.filter_params = std::move(filter_params);
     header.elements = elements;
     header.kmers_scanned = kmers_scanned;
     header.qmer_version = QMER_VERSION;
@@ -829,7 +827,7 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
         if (writer && streams_level(o)) {
             io::index_header provisional = header;
             auto const arrays = level.arrays();
-            finish_header(provisional, o, arrays, 0, counts.kmers.load());
+            finish_header(provisional, o, header_params(arrays), 0, counts.kmers.load());
             out.streamed = std::make_unique<io::index_writer>(o.output, provisional,
                                                               io::header_counts::rewritten_later);
             out.streamed->add_section(arrays[0].params, arrays[0].words);
@@ -1425,8 +1423,8 @@ void build_index(index_options const& given, unsigned threads) {
             filter->release_retired_tables();
         elements = filter->size();
     }
-    finish_header(header, o, arrays, elements, previous_kmers + counts.kmers.load());
-    if (!level) header.filter_params = codec::params(*filter);
+    finish_header(header, o, level ? header_params(arrays) : codec::params(*filter), elements,
+                  previous_kmers + counts.kmers.load());
     progress.begin_phase("writing the index", 0, "", false);
     if (streamed) {
         std::vector<std::vector<uint64_t>> params;

@@ -116,6 +116,14 @@ class index_query : public cli_test {
             << refused.err;
         least = std::stod(m[1]);
     }
+    // `qmer index -t 2` of `reference` into limited.qmer at --max-memory `mib` MiB (to the KiB),
+    // its scratch file in scratch/.
+    qmer::test::cli_result index_limited(std::string const& reference, double mib) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%.0fK", mib * 1024);
+        return qmer({"index", "-t", "2", "--max-memory", limit, "--temp-dir", "scratch", "-o",
+                     "limited.qmer", reference});
+    }
     // Every array's parameters of an index, in order, as `qmer info --json` prints them.
     std::vector<uint64_t> filter_params(std::string const& index) {
         auto const json = qmer({"info", "--json", index});
@@ -771,10 +779,7 @@ TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_fil
     for (auto const& [spare, shows] :
          {limited{20, "scratch file in 'scratch'"}, limited{0.2, "scratch file in 'scratch'"}}) {
         SCOPED_TRACE(testing::Message() << spare << " MiB to spare");
-        char limit[32];
-        std::snprintf(limit, sizeof limit, "%.0fK", (least + spare) * 1024);
-        auto const r = qmer({"index", "-t", "2", "--max-memory", limit, "--temp-dir", "scratch",
-                             "-o", "limited.qmer", "ref.fa"});
+        auto const r = index_limited("ref.fa", least + spare);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_NE(r.err.find(shows), std::string::npos) << r.err;
         ASSERT_TRUE(std::regex_search(r.err, m, std::regex("peak RSS ([0-9.]+) MiB"))) << r.err;
@@ -817,10 +822,7 @@ TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     std::filesystem::create_directories(dir() / "scratch");
     for (double const spare : {20.0, 0.2}) {
         SCOPED_TRACE(testing::Message() << spare << " MiB to spare");
-        char limit[32];
-        std::snprintf(limit, sizeof limit, "%.0fK", (least + spare) * 1024);
-        auto const r = qmer({"index", "-t", "2", "--max-memory", limit, "--temp-dir", "scratch",
-                             "-o", "limited.qmer", "large.fa"});
+        auto const r = index_limited("large.fa", least + spare);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         EXPECT_TRUE(words_of("limited.qmer") == expected) << r.err;
     }
