@@ -834,9 +834,11 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
             out.streamed->begin_section(arrays[1].params, shape.words());
         }
         progress.begin_phase("filling the table", 1, "", false);
+        bins.free_bins_as_filled(!out.streamed);
         bool const complete = bins.append_to(sink, marks, threads, &progress);
         counts.scratch_bytes = bins.file_bytes();
-        if (!complete) {  // everything again, the ordinary way (inserts of stored: no-ops)
+        gathered.reset();  // the bins' memory, before a fallback's filter takes its own
+        if (!complete) {   // everything again, the ordinary way (inserts of stored: no-ops)
             local_kmer_hashing const hashing(o.k, o.seed, m, bits, header.hash.overloaded, extra);
             build_counts again;
             progress.begin_phase("inserting k-mers", bases, "bp", false);

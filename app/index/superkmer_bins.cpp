@@ -1,6 +1,9 @@
 #include "app/index/superkmer_bins.hpp"
 
 #include <sys/mman.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -127,9 +130,28 @@ binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memo
       local_([bins] {
           thread_bins mine;
           mine.buffers.resize(bins);
+          mine.staging.resize(bins);
           mine.chunks.resize(bins);
           return mine;
       }) {}
+
+void binned_store::put_line(uint8_t* to, uint8_t const* line) noexcept {
+#if defined(__SSE2__)
+    if (reinterpret_cast<uintptr_t>(to) % line_bytes == 0) {
+        auto* const out = reinterpret_cast<__m128i*>(to);
+        auto const* const in = reinterpret_cast<__m128i const*>(line);
+        for (int i = 0; i < 4; ++i) _mm_stream_si128(out + i, _mm_load_si128(in + i));
+        return;
+    }
+#endif
+    std::memcpy(to, line, line_bytes);
+}
+
+void binned_store::publish() noexcept {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
 
 void binned_store::renew(thread_bins& mine, uint32_t bin) {
     flush(mine, bin);
@@ -146,6 +168,11 @@ void binned_store::renew(thread_bins& mine, uint32_t bin) {
 
 void binned_store::flush(thread_bins& mine, uint32_t bin) {
     buffer& b = mine.buffers[bin];
+    if (b.staged != 0) {
+        std::memcpy(b.at + b.size, mine.staging[bin].bytes, b.staged);
+        b.size += b.staged;
+        b.staged = 0;
+    }
     if (b.size == 0) return;
     chunk c;
     c.bytes = b.size;
@@ -165,6 +192,7 @@ void binned_store::flush_all() {
         for (uint32_t bin = 0; bin < std::min<size_t>(bins_, mine.buffers.size()); ++bin)
             flush(mine, bin);
         std::vector<buffer>().swap(mine.buffers);
+        std::vector<staging_line>().swap(mine.staging);
     }
 }
 
@@ -277,19 +305,19 @@ uint64_t superkmer_bins::add(std::string_view seq) {
     auto& mine = records_.mine();
     unsigned const bin_shift = 64 - bin_bits_;
     unsigned const low_shift = 32 - bin_bits_;
-    uint8_t bytes[max_record_bytes];
     uint64_t kmers = 0;
     auto const record = [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
         kmers += n;
         uint64_t const spread = minimizer_spread(minimizer);
-        auto const low = static_cast<uint32_t>(spread >> low_shift);
+        // n and the spread's low bits as one word (its top 3 bytes are overwritten by `first`).
+        uint64_t const head = n | ((spread >> low_shift) & 0xFFFFFFFFu) << 8;
         uint64_t const tail = n == 1 ? 0 : last & (~uint64_t{0} >> (64 - 2 * (n - 1)));
-        bytes[0] = static_cast<uint8_t>(n);
-        std::memcpy(bytes + 1, &low, sizeof low);
-        std::memcpy(bytes + 5, &first, sizeof first);
-        std::memcpy(bytes + header_bytes, &tail, sizeof tail);
-        records_.append<max_record_bytes>(mine, static_cast<uint32_t>(spread >> bin_shift), bytes,
-                                          record_bytes(n));
+        records_.emplace<max_record_bytes>(mine, static_cast<uint32_t>(spread >> bin_shift),
+                                           record_bytes(n), [&](uint8_t* at) {
+                                               std::memcpy(at, &head, sizeof head);
+                                               std::memcpy(at + 5, &first, sizeof first);
+                                               std::memcpy(at + header_bytes, &tail, sizeof tail);
+                                           });
     };
     if (counter_ != nullptr) {
         sketch::hyperloglog& counter = *counter_;
@@ -299,6 +327,7 @@ uint64_t superkmer_bins::add(std::string_view seq) {
     } else {
         scanner_.for_each_super_kmer(seq, record, max_run_of(scanner_.k()));
     }
+    binned_store::publish();
     return kmers;
 }
 
@@ -408,6 +437,7 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
                 plain_.append<sizeof value>(mine, to, &value, sizeof value);
             }
         }
+        binned_store::publish();
     });
     plain_.flush_all();
 }
@@ -417,7 +447,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     // The thread's buffers, reused from bin to bin: fresh ones cost page faults on every bin.
     fill_scratch& mine = scratch_.local();
     std::vector<uint8_t>& bytes = mine.bytes;
-    records_.read(bin, true, bytes);
+    records_.read(bin, free_as_filled_, bytes);
     uint64_t const first = first_fingerprint(bin);
     auto const bits = static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first));
     bool const any_marks = marks.marked.load(std::memory_order_relaxed) != 0;
@@ -444,7 +474,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     values.resize(static_cast<size_t>(out - values.data()));
     radix_sort(values, mine.tmp, bits);
     values.erase(std::unique(values.begin(), values.end()), values.end());
-    plain_.read(bin, true, bytes);
+    plain_.read(bin, free_as_filled_, bytes);
     std::vector<uint32_t>& plain = mine.plain;
     plain.resize(bytes.size() / sizeof(uint32_t));
     if (!plain.empty()) {
