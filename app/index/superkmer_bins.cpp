@@ -80,6 +80,47 @@ void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits
     }
 }
 
+// The distinct records among those starting at `records` (offsets into `bytes`), each kept at its
+// first occurrence, in order. A repeat gives the same super-k-mer many times (the benchmark's
+// repetitive reference: 240 M k-mer positions in the crowded windows' candidates, 30 M distinct),
+// and each copy would otherwise be decoded and hashed twice in mark() and its plain values written,
+// read back and sorted once more in the fill. Two records are the same when their k-mer count,
+// first k-mer and following bases are (the spread is the k-mers' minimizer's).
+std::vector<size_t> distinct_records(std::span<uint8_t const> bytes,
+                                     std::vector<size_t> const& records) {
+    struct identity {
+        uint64_t first = 0, tail = 0;
+        unsigned n = 0;
+        bool operator==(identity const&) const = default;
+    };
+    auto const identity_of = [&](size_t at) {
+        identity id;
+        id.n = bytes[at];
+        std::memcpy(&id.first, bytes.data() + at + 5, sizeof id.first);
+        std::memcpy(&id.tail, bytes.data() + at + header_bytes, (2 * (id.n - 1) + 7) / 8);
+        return id;
+    };
+    // Open addressing over a table at most half full; a slot holds a record's offset + 1.
+    size_t const slots = std::bit_ceil(std::max<size_t>(2 * records.size(), 16));
+    std::vector<size_t> table(slots, 0);
+    std::vector<size_t> distinct;
+    distinct.reserve(records.size());
+    for (size_t at : records) {
+        identity const id = identity_of(at);
+        uint64_t h = (id.first ^ (id.tail * 0x9E3779B97F4A7C15ULL) ^ id.n) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        for (size_t slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+            if (table[slot] == 0) {
+                table[slot] = at + 1;
+                distinct.push_back(at);
+                break;
+            }
+            if (identity_of(table[slot] - 1) == id) break;
+        }
+    }
+    return distinct;
+}
+
 void sort_unique(std::vector<uint32_t>& values, unsigned bits) {
     std::vector<uint32_t> scratch;
     radix_sort(values, scratch, bits);
@@ -371,10 +412,11 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         // windows share at most their boundary one, so the key 2 v + (window & 1) keeps a
         // boundary fingerprint of both windows apart and radix-sorts in 32 bits. A k-mer
         // repeating the one before it (a homopolymer's) is skipped at once.
-        std::vector<size_t> records;  // where the candidates' records start
+        std::vector<size_t> records;  // where the candidates' distinct records start
         for_each_record_window(bytes, offset_bits, [&](uint32_t offset, unsigned, size_t at) {
             if (candidate[offset]) records.push_back(at);
         });
+        records = distinct_records(bytes, records);
         uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
         uint64_t kmers[max_run];
         std::vector<uint32_t> keys;

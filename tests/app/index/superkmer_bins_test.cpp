@@ -89,7 +89,7 @@ struct built {
 };
 
 built build(setup const& s, std::vector<std::string> const& refs, double threshold,
-            uint64_t memory_budget, unsigned threads) {
+            uint64_t memory_budget, unsigned threads, bool free_bins = true) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     superkmer_bins bins(s.hashing, s.g, memory_budget,
                         std::filesystem::temp_directory_path().string(), 64 << 10);
@@ -105,6 +105,7 @@ built build(setup const& s, std::vector<std::string> const& refs, double thresho
     overloaded_windows marks;
     marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
     bins.mark(marks, threshold);
+    bins.free_bins_as_filled(free_bins);
     bool const complete = bins.append_to(
         [&](std::span<uint64_t const> fps) {
             out.fps.insert(out.fps.end(), fps.begin(), fps.end());
@@ -151,6 +152,33 @@ TEST(superkmer_bins, marks_and_fingerprints_match_the_kmer_by_kmer_oracle) {
                 }
             }
         }
+    }
+}
+
+// mark() decodes each distinct super-k-mer of a crowded window once: copies of one record are
+// one, and records that differ in a single base, their k-mer count or their first k-mer are not.
+TEST(superkmer_bins, repeated_and_near_repeated_superkmers_match_the_oracle) {
+    setup const s;
+    std::mt19937_64 rng(4);
+    std::string const unit = random_bases(rng, 600);
+    std::vector<std::string> refs(150, unit);   // exact copies: the same records
+    for (size_t i = 0; i < unit.size(); ++i) {  // one base changed, at every offset
+        std::string near = unit;
+        near[i] = near[i] == 'A' ? 'C' : 'A';
+        refs.push_back(near);
+    }
+    refs.push_back(unit.substr(1));                   // the same bases, records cut elsewhere
+    refs.push_back(unit.substr(0, unit.size() - 1));  // a last record one k-mer shorter
+    double const threshold = 8.0;
+    auto const marks = oracle_marks(s, refs, threshold);
+    auto const fps = oracle_fingerprints(s, refs, marks);
+    size_t marked = 0;
+    for (uint64_t w : marks) marked += static_cast<size_t>(std::popcount(w));
+    ASSERT_GT(marked, 0u) << "the copies' windows must be crowded";
+    for (bool const free_bins : {true, false}) {
+        auto const b = build(s, refs, threshold, uint64_t{1} << 30, 4, free_bins);
+        EXPECT_EQ(b.marks, marks);
+        EXPECT_EQ(b.fps, fps) << "bins freed as filled: " << free_bins;
     }
 }
 
