@@ -30,9 +30,10 @@ using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits);
 
 // Units [first, last) (buckets or bins) through `sorted(unit, out)` in parallel and handed to
-// `sink` in order. Serial: the next unit; parallel: its sorted fingerprints, into `out`; serial in
-// order: the append. Tokens bound the sorted units waiting for the append; each token's vector is
-// reused from unit to unit (a fresh one per unit cost page faults on every unit: a bin's
+// `sink` in order. Serial: the next unit; parallel: its sorted fingerprints, into `out` (which
+// holds an earlier unit's: `sorted` replaces them; cleared first, a resize zeroed it all); serial
+// in order: the append. Tokens bound the sorted units waiting for the append; each token's vector
+// is reused from unit to unit (a fresh one per unit cost page faults on every unit: a bin's
 // fingerprints take megabytes). False once the sink took less than all.
 template <typename Sorted>
 inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
@@ -65,7 +66,6 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                                              }) &
                     tbb::make_filter<unit, unit>(tbb::filter_mode::parallel,
                                                  [&](unit u) {
-                                                     u.out->clear();
                                                      sorted(u.number, *u.out);
                                                      return u;
                                                  }) &

@@ -515,30 +515,38 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     }
     values.resize(static_cast<size_t>(out - values.data()));
     radix_sort(values, mine.tmp, bits);
-    values.erase(std::unique(values.begin(), values.end()), values.end());
     plain_.read(bin, free_as_filled_, bytes);
     std::vector<uint32_t>& plain = mine.plain;
     plain.resize(bytes.size() / sizeof(uint32_t));
     if (!plain.empty()) {
         std::memcpy(plain.data(), bytes.data(), plain.size() * sizeof(uint32_t));
         radix_sort(plain, mine.tmp, bits);
-        plain.erase(std::unique(plain.begin(), plain.end()), plain.end());
     }
-    // The union of the two, each sorted and deduplicated, as fingerprints.
+    // The union of the two sorted lists, each value once, as fingerprints: one pass (a
+    // std::unique of each first was two more over values just out of the sort). `fps` holds an
+    // earlier bin's: resized, not cleared, it is only zeroed where it grows.
     fps.resize(values.size() + plain.size());
     uint64_t* to = fps.data();
     uint32_t const* v = values.data();
     uint32_t const* const v_end = v + values.size();
     uint32_t const* p = plain.data();
     uint32_t const* const p_end = p + plain.size();
+    // Written before it is known to be new (no branch); `to` moves past it only if it is.
+    uint64_t last = ~uint64_t{0};
+    auto const put = [&](uint32_t x) {
+        uint64_t const fp = first + x;
+        *to = fp;
+        to += fp != last;
+        last = fp;
+    };
     while (v != v_end && p != p_end) {
         uint32_t const x = *v <= *p ? *v : *p;
         v += *v == x;
         p += *p == x;
-        *to++ = first + x;
+        put(x);
     }
-    for (; v != v_end; ++v) *to++ = first + *v;
-    for (; p != p_end; ++p) *to++ = first + *p;
+    for (; v != v_end; ++v) put(*v);
+    for (; p != p_end; ++p) put(*p);
     fps.resize(static_cast<size_t>(to - fps.data()));
 }
 
