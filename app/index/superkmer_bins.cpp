@@ -88,34 +88,31 @@ void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits
 // first k-mer and following bases are (the spread is the k-mers' minimizer's).
 std::vector<size_t> distinct_records(std::span<uint8_t const> bytes,
                                      std::vector<size_t> const& records) {
+    // A slot holds a record's identity itself (n = 0: empty), so that a probe reads one slot
+    // and no record: the records a table of a crowded bin points at are megabytes apart.
     struct identity {
         uint64_t first = 0, tail = 0;
-        unsigned n = 0;
+        uint64_t n = 0;
         bool operator==(identity const&) const = default;
     };
-    auto const identity_of = [&](size_t at) {
+    size_t const slots = std::bit_ceil(std::max<size_t>(2 * records.size(), 16));  // half full
+    std::vector<identity> table(slots);
+    std::vector<size_t> distinct;
+    distinct.reserve(records.size());
+    for (size_t at : records) {
         identity id;
         id.n = bytes[at];
         std::memcpy(&id.first, bytes.data() + at + 5, sizeof id.first);
         std::memcpy(&id.tail, bytes.data() + at + header_bytes, (2 * (id.n - 1) + 7) / 8);
-        return id;
-    };
-    // Open addressing over a table at most half full; a slot holds a record's offset + 1.
-    size_t const slots = std::bit_ceil(std::max<size_t>(2 * records.size(), 16));
-    std::vector<size_t> table(slots, 0);
-    std::vector<size_t> distinct;
-    distinct.reserve(records.size());
-    for (size_t at : records) {
-        identity const id = identity_of(at);
         uint64_t h = (id.first ^ (id.tail * 0x9E3779B97F4A7C15ULL) ^ id.n) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
         for (size_t slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
-            if (table[slot] == 0) {
-                table[slot] = at + 1;
+            if (table[slot].n == 0) {
+                table[slot] = id;
                 distinct.push_back(at);
                 break;
             }
-            if (identity_of(table[slot] - 1) == id) break;
+            if (table[slot] == id) break;
         }
     }
     return distinct;
