@@ -81,9 +81,9 @@ void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits
 }
 
 // The distinct records among those starting at `records` (offsets into `bytes`), each kept at its
-// first occurrence, in order. A repeat gives the same super-k-mer many times (the benchmark's
-// repetitive reference: 240 M k-mer positions in the crowded windows' candidates, 30 M distinct),
-// and each copy would otherwise be decoded and hashed twice in mark() and its plain values written,
+// first occurrence, in order. A repeat gives the same super-k-mer many times (the crowded windows'
+// positions of a repetitive genome are mostly copies: README, issue 16's section), and each copy
+// would otherwise be decoded and hashed twice in mark() and its plain values written,
 // read back and sorted once more in the fill. Two records are the same when their k-mer count,
 // first k-mer and following bases are (the spread is the k-mers' minimizer's).
 std::vector<size_t> distinct_records(std::span<uint8_t const> bytes,

@@ -79,7 +79,7 @@ class chunk_arena {
 // Values reach a buffer through a staging line per bin (software write-combining): a thread
 // writes to all of its 2^10+ bins at random, so a value stored straight into its buffer began a
 // new cache line every few values, each a miss that first reads the line it is about to overwrite
-// (a quarter of the reading's time, perf). The staging lines (128 bytes per bin, in L2) take the
+// (README, issue 16's section). The staging lines (128 bytes per bin, in L2) take the
 // values; each full 64-byte line goes to the buffer with non-temporal stores, which write it
 // without reading it.
 class binned_store {
@@ -209,7 +209,7 @@ class superkmer_bins {
     // needed where the level is buffered in memory beside the bins. Where it is not (it goes
     // straight into the index file), the bins may stay until these are destroyed: the memory plan
     // counts them whole anyway, and every give-back is a madvise whose TLB shootdown interrupts
-    // the other threads (6.5% of a 2.4 Gbp build's CPU time for 32 KiB chunks).
+    // the other threads, one per 32 KiB chunk (README, issue 16's section).
     void free_bins_as_filled(bool free) noexcept { free_as_filled_ = free; }
 
     // Whether the bins can hold g's first level built with `window_bits`: a bin's fingerprints
