@@ -426,8 +426,9 @@ void require_scratch_room(std::string const& folder, uint64_t need, char const* 
 
 // How a build from super-k-mers (app/index/superkmer_bins.hpp) keeps to the memory limit: the
 // records it keeps in memory (the rest go to the scratch file) and each thread's buffers. Records
-// are held while the references are read and freed bin by bin as the level is written, so the
-// peak is about the larger of the two, plus the bins being sorted.
+// are held while the references are read and, where the level is buffered, freed bin by bin as it
+// is written (a level streamed into the index file keeps them to the end of the fill:
+// superkmer_bins::free_bins_as_filled); the plan counts them whole beside the bins being sorted.
 struct superkmer_plan {
     uint64_t least = 0;  // the least --max-memory it keeps to (records all in the file)
     uint64_t memory_budget = 0;
@@ -436,12 +437,12 @@ struct superkmer_plan {
 };
 
 // The most super-k-mer records a build keeps in memory, whatever the limit allows: what keeps its
-// peak near the index's size, and at least 256 MiB. Records are freed bin by bin as the level is
-// written. Where the level is buffered before it is written (output to stdout), the records may
-// take the table's own size less what the reading holds beside them; where it goes straight into
-// the index file (streamed_level), the level takes no memory, and the records may take 1.4x the
-// table less the reading: fewer go through the scratch file (each byte there is written, read
-// back and held twice in the page cache), and the peak stays under issue 16's 1.5x the index.
+// peak near the index's size, and at least 256 MiB. Where the level is buffered before it is
+// written (output to stdout), the records may take the table's own size less what the reading holds
+// beside them; where it goes straight into the index file (streamed_level), the level takes no
+// memory, and the records may take 1.4x the table less the reading: fewer go through the scratch
+// file (each byte there is written, read back and held twice in the page cache), and the peak stays
+// under issue 16's 1.5x the index.
 inline constexpr double streamed_records_per_table_byte = 1.4;
 
 uint64_t records_in_memory(uint64_t table_bytes, uint64_t longest_record, unsigned threads,
