@@ -209,7 +209,7 @@ class superkmer_bins {
     // needed where the level is buffered in memory beside the bins. Where it is not (it goes
     // straight into the index file), the bins may stay until these are destroyed: the memory plan
     // counts them whole anyway, and every give-back is a madvise whose TLB shootdown interrupts
-    // the other threads, one per 32 KiB chunk (README, issue 16's section).
+    // the other threads, one per chunk of 8-32 KiB (README, issue 16's section).
     void free_bins_as_filled(bool free) noexcept { free_as_filled_ = free; }
 
     // Whether the bins can hold g's first level built with `window_bits`: a bin's fingerprints

@@ -15,9 +15,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <random>
 #include <string>
 
+#include "bench/kmer/bench_sequence.hpp"
 #include "core/kmer/encoding.hpp"
 #include "core/kmer/hash.hpp"
 #include "core/kmer/scanner.hpp"
@@ -25,28 +25,8 @@
 
 namespace {
 
-constexpr size_t sequence_length = 10'000'000;
-
-std::string const& bench_sequence() {
-    static std::string const seq = [] {
-        std::mt19937_64 rng(42);
-        std::string s(sequence_length, 'A');
-        for (char& c : s) c = "ACGTACGTACGTacgt"[rng() & 15];
-        // About one N run of 1-100 bases per 100 kb, as in assembled references.
-        for (size_t start = rng() % 100'000; start < s.size(); start += 50'000 + rng() % 100'000) {
-            size_t const length = 1 + rng() % 100;
-            for (size_t i = start; i < start + length && i < s.size(); ++i) s[i] = 'N';
-        }
-        return s;
-    }();
-    return seq;
-}
-
-void set_counters(benchmark::State& state) {
-    auto const bases = static_cast<int64_t>(bench_sequence().size());
-    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * bases);
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bases);
-}
+using qmer::bench::bench_sequence;
+using qmer::bench::set_counters;
 
 void encode_only(benchmark::State& state) {
     std::string const& seq = bench_sequence();

@@ -1,0 +1,110 @@
+// Throughput of the default build's reading pass on one core, in bases per second
+// (items_per_second): what each thread of `qmer index` does to a large reference before the table
+// is sized (app/index/superkmer_bins.hpp, issue 16). On bench/kmer's ~10 Mbp pseudo-random sequence
+// (bench/kmer/bench_sequence.hpp), built once:
+//   super_kmers/K        canonical k-mers and their minimizers cut into super-k-mers (runs
+//                        sharing a minimizer), summed (bench/kmer's minimizers/K: the same uncut)
+//   super_kmers_hash/K   and every k-mer's plain hash (kmer_hasher), summed
+//   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog, as the one-read build
+//                        counts the distinct k-mers while it gathers
+//   gather/K             superkmer_bins::add with that count: the records written to 2^10 bins
+//                        in memory (the reading pass itself, less the parsing)
+// bench/index/README.md has the command and results.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "app/index/superkmer_bins.hpp"
+#include "bench/kmer/bench_sequence.hpp"
+#include "core/kmer/hash.hpp"
+#include "core/kmer/minimizer.hpp"
+#include "core/kmer/sequence_hashing.hpp"
+#include "core/sketch/hyperloglog.hpp"
+
+namespace {
+
+using qmer::bench::bench_sequence;
+using qmer::bench::set_counters;
+
+qmer::minimizer_scanner scanner_for(benchmark::State const& state) {
+    auto const k = static_cast<unsigned>(state.range(0));
+    return {k, qmer::locality_minimizer_length(k), 0x5EED};
+}
+
+void super_kmers(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const scanner = scanner_for(state);
+    for (auto _ : state) {
+        uint64_t sum = 0;
+        scanner.for_each_super_kmer(
+            seq,
+            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+                sum += (first ^ last ^ minimizer) + n;
+            },
+            scanner.k() + 1);
+        benchmark::DoNotOptimize(sum);
+    }
+    set_counters(state);
+}
+
+void super_kmers_hash(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const scanner = scanner_for(state);
+    qmer::kmer_hasher const hasher(scanner.seed());
+    for (auto _ : state) {
+        uint64_t sum = 0, hashes = 0;
+        scanner.for_each_super_kmer(
+            seq,
+            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+                sum += (first ^ last ^ minimizer) + n;
+            },
+            scanner.k() + 1, [&](uint64_t canonical) { hashes += hasher(canonical); });
+        benchmark::DoNotOptimize(sum);
+        benchmark::DoNotOptimize(hashes);
+    }
+    set_counters(state);
+}
+
+void super_kmers_count(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const scanner = scanner_for(state);
+    qmer::kmer_hasher const hasher(scanner.seed());
+    for (auto _ : state) {
+        qmer::sketch::hyperloglog counter;
+        uint64_t sum = 0;
+        scanner.for_each_super_kmer(
+            seq,
+            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+                sum += (first ^ last ^ minimizer) + n;
+            },
+            scanner.k() + 1, [&](uint64_t canonical) { counter.add(hasher(canonical)); });
+        benchmark::DoNotOptimize(sum);
+        benchmark::DoNotOptimize(counter.estimate());
+    }
+    set_counters(state);
+}
+
+void gather(benchmark::State& state) {
+    std::string const& seq = bench_sequence();
+    auto const scanner = scanner_for(state);
+    qmer::sketch::hyperloglog counter;
+    // Address space for every iteration's records (~23 MB each); only the pages written are
+    // taken, fresh ones as in a build.
+    qmer::app::superkmer_bins bins(scanner, 10, uint64_t{16} << 30,
+                                   std::filesystem::temp_directory_path().string(), 32 << 20,
+                                   &counter);
+    for (auto _ : state) benchmark::DoNotOptimize(bins.add(seq));
+    set_counters(state);
+}
+
+BENCHMARK(super_kmers)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(super_kmers_hash)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(super_kmers_count)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(gather)->Arg(31)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
