@@ -24,7 +24,9 @@ namespace {
 // (8 bytes), and the last n - 1 bases of its last k-mer's (2 bits each, the last base lowest, in
 // as few bytes as hold them). Runs are cut at k + 1 k-mers so those bases fit one word: random
 // sequence has runs of ~6.5, at most a few times w; longer ones come from repeats of one m-mer.
-constexpr size_t header_bytes = 1 + sizeof(uint32_t) + sizeof(uint64_t);
+constexpr size_t low_at = 1;                            // the spread's 32 bits
+constexpr size_t first_at = low_at + sizeof(uint32_t);  // the first k-mer
+constexpr size_t header_bytes = first_at + sizeof(uint64_t);
 
 constexpr size_t record_bytes(unsigned kmers) noexcept {
     return header_bytes + (2 * (kmers - 1) + 7) / 8;
@@ -42,28 +44,39 @@ constexpr unsigned wanted_bin_bits = 10;
 constexpr unsigned most_window_bits_per_bin = 20;
 constexpr size_t min_buffer_bytes = 4096;
 
+// A record's fields, as add() stores them (the tail's bases in its low 2 (n - 1) bits).
+struct record_fields {
+    unsigned n = 0;
+    uint32_t low = 0;
+    uint64_t first = 0, tail = 0;
+};
+inline record_fields read_record(uint8_t const* record) {
+    record_fields r;
+    r.n = record[0];
+    std::memcpy(&r.low, record + low_at, sizeof r.low);
+    std::memcpy(&r.first, record + first_at, sizeof r.first);
+    std::memcpy(&r.tail, record + header_bytes, (2 * (r.n - 1) + 7) / 8);
+    return r;
+}
+
 // Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
 // of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
 inline uint64_t decode_record(uint8_t const* record, unsigned k, uint64_t bin_part,
                               unsigned bin_bits, uint64_t* kmers) {
     uint64_t const kmask = kmer_mask(k);
     uint64_t const top = uint64_t{1} << (2 * (k - 1));
-    unsigned const n = record[0];
-    uint32_t low;
-    std::memcpy(&low, record + 1, sizeof low);
-    uint64_t forward;
-    std::memcpy(&forward, record + 5, sizeof forward);
-    uint64_t tail = 0;
-    std::memcpy(&tail, record + header_bytes, (2 * (n - 1) + 7) / 8);
+    record_fields const r = read_record(record);
+    unsigned const n = r.n;
+    uint64_t forward = r.first;
     uint64_t reverse = reverse_complement_unchecked(forward, k);
     kmers[0] = forward < reverse ? forward : reverse;
     for (unsigned i = 1; i < n; ++i) {
-        uint64_t const code = (tail >> (2 * (n - 1 - i))) & 3;
+        uint64_t const code = (r.tail >> (2 * (n - 1 - i))) & 3;
         forward = ((forward << 2) | code) & kmask;
         reverse = (reverse >> 2) | ((3 - code) * top);
         kmers[i] = forward < reverse ? forward : reverse;
     }
-    return bin_part | (uint64_t{low} << (32 - bin_bits));
+    return bin_part | (uint64_t{r.low} << (32 - bin_bits));
 }
 
 // Calls f(window offset in the bin, k-mers, where the record starts) for each record, without
@@ -74,7 +87,7 @@ void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits
     while (at < bytes.size()) {
         unsigned const n = bytes[at];
         uint32_t low;
-        std::memcpy(&low, bytes.data() + at + 1, sizeof low);
+        std::memcpy(&low, bytes.data() + at + low_at, sizeof low);
         f(offset_bits == 0 ? 0 : low >> (32 - offset_bits), n, at);
         at += record_bytes(n);
     }
@@ -100,10 +113,8 @@ std::vector<size_t> distinct_records(std::span<uint8_t const> bytes,
     std::vector<size_t> distinct;
     distinct.reserve(records.size());
     for (size_t at : records) {
-        identity id;
-        id.n = bytes[at];
-        std::memcpy(&id.first, bytes.data() + at + 5, sizeof id.first);
-        std::memcpy(&id.tail, bytes.data() + at + header_bytes, (2 * (id.n - 1) + 7) / 8);
+        record_fields const r = read_record(bytes.data() + at);
+        identity const id{r.first, r.tail, r.n};
         uint64_t h = (id.first ^ (id.tail * 0x9E3779B97F4A7C15ULL) ^ id.n) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
         for (size_t slot = h & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
@@ -348,12 +359,13 @@ uint64_t superkmer_bins::add(std::string_view seq) {
         kmers += n;
         uint64_t const spread = minimizer_spread(minimizer);
         // n and the spread's low bits as one word (its top 3 bytes are overwritten by `first`).
+        static_assert(low_at == 1 && first_at == 5);
         uint64_t const head = n | ((spread >> low_shift) & 0xFFFFFFFFu) << 8;
         uint64_t const tail = n == 1 ? 0 : last & (~uint64_t{0} >> (64 - 2 * (n - 1)));
         records_.emplace<max_record_bytes>(mine, static_cast<uint32_t>(spread >> bin_shift),
                                            record_bytes(n), [&](uint8_t* at) {
                                                std::memcpy(at, &head, sizeof head);
-                                               std::memcpy(at + 5, &first, sizeof first);
+                                               std::memcpy(at + first_at, &first, sizeof first);
                                                std::memcpy(at + header_bytes, &tail, sizeof tail);
                                            });
     };

@@ -34,54 +34,48 @@ qmer::minimizer_scanner scanner_for(benchmark::State const& state) {
     return {k, qmer::locality_minimizer_length(k), 0x5EED};
 }
 
+// The super-k-mers of seq, their fields summed (runs cut at k + 1 k-mers, as the build cuts
+// them); each(canonical) for every k-mer.
+template <typename Each>
+uint64_t summed_super_kmers(qmer::minimizer_scanner const& scanner, std::string const& seq,
+                            Each&& each) {
+    uint64_t sum = 0;
+    scanner.for_each_super_kmer(
+        seq,
+        [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
+            sum += (first ^ last ^ minimizer) + n;
+        },
+        scanner.k() + 1, each);
+    return sum;
+}
+
 void super_kmers(benchmark::State& state) {
-    std::string const& seq = bench_sequence();
     auto const scanner = scanner_for(state);
-    for (auto _ : state) {
-        uint64_t sum = 0;
-        scanner.for_each_super_kmer(
-            seq,
-            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
-                sum += (first ^ last ^ minimizer) + n;
-            },
-            scanner.k() + 1);
-        benchmark::DoNotOptimize(sum);
-    }
+    for (auto _ : state)
+        benchmark::DoNotOptimize(summed_super_kmers(scanner, bench_sequence(), [](uint64_t) {}));
     set_counters(state);
 }
 
 void super_kmers_hash(benchmark::State& state) {
-    std::string const& seq = bench_sequence();
     auto const scanner = scanner_for(state);
     qmer::kmer_hasher const hasher(scanner.seed());
     for (auto _ : state) {
-        uint64_t sum = 0, hashes = 0;
-        scanner.for_each_super_kmer(
-            seq,
-            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
-                sum += (first ^ last ^ minimizer) + n;
-            },
-            scanner.k() + 1, [&](uint64_t canonical) { hashes += hasher(canonical); });
-        benchmark::DoNotOptimize(sum);
+        uint64_t hashes = 0;
+        benchmark::DoNotOptimize(summed_super_kmers(
+            scanner, bench_sequence(), [&](uint64_t canonical) { hashes += hasher(canonical); }));
         benchmark::DoNotOptimize(hashes);
     }
     set_counters(state);
 }
 
 void super_kmers_count(benchmark::State& state) {
-    std::string const& seq = bench_sequence();
     auto const scanner = scanner_for(state);
     qmer::kmer_hasher const hasher(scanner.seed());
     for (auto _ : state) {
         qmer::sketch::hyperloglog counter;
-        uint64_t sum = 0;
-        scanner.for_each_super_kmer(
-            seq,
-            [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
-                sum += (first ^ last ^ minimizer) + n;
-            },
-            scanner.k() + 1, [&](uint64_t canonical) { counter.add(hasher(canonical)); });
-        benchmark::DoNotOptimize(sum);
+        benchmark::DoNotOptimize(
+            summed_super_kmers(scanner, bench_sequence(),
+                               [&](uint64_t canonical) { counter.add(hasher(canonical)); }));
         benchmark::DoNotOptimize(counter.estimate());
     }
     set_counters(state);
