@@ -31,6 +31,7 @@
 #include "app/pipeline/kmer_batches.hpp"
 #include "core/error.hpp"
 #include "core/kmer/hash.hpp"
+#include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
@@ -262,11 +263,15 @@ struct reference_census {
 };
 
 // What a counting read measured: the distinct estimate raised by 3 standard errors, so that level
-// 0 holds every k-mer but about 1 time in 1000.
-reference_census census_of(sketch::hyperloglog const& sketch, build_counts const& counts) {
-    double const estimate = sketch.estimate();
-    return {static_cast<uint64_t>(std::ceil(estimate * (1 + 3 * sketch.standard_error()))) + 1,
-            counts.kmers.load(), counts.bases, counts.longest_record};
+// 0 holds every k-mer but about 1 time in 1000, and never above the k-mer positions read, which
+// bound it (on random sequence nearly every k-mer is distinct: the margin only made the table
+// larger). Sketch: a hyperloglog or a group_sampled_count.
+template <typename Sketch>
+reference_census census_of(Sketch const& sketch, build_counts const& counts) {
+    uint64_t const positions = counts.kmers.load();
+    auto const raised =
+        static_cast<uint64_t>(std::ceil(sketch.estimate() * (1 + 3 * sketch.standard_error())));
+    return {std::min(raised, positions) + 1, positions, counts.bases, counts.longest_record};
 }
 
 // A growing filter's first level sized from the references' distinct k-mers, counted in a first
@@ -501,12 +506,18 @@ bool gathers_while_counting(index_options const& o) {
            estimate_kmers_from_sizes(read_paths(o)) >= gather_while_counting_from;
 }
 
+// The largest relative standard error of the one read's sampled count that sizes the table
+// (a margin of 3 of them); beyond it every k-mer is counted again from the bins. Random sequence
+// gives ~0.4%, the bench/scale repetitive reference 0.45%.
+constexpr double most_sampled_count_error = 0.01;
+
 // The one read of a large default build (issue 16: KMC reads its input once): the distinct k-mers
-// are counted (HyperLogLog, as count_references) while their super-k-mers go into `gathered`'s
-// bins. The table is sized only at the end, so records stay in memory while they take less than
-// the first level that the count so far calls for (less what the reading holds, and at least
-// 256 MiB; the count only grows), which keeps the peak near the index's size as a build counted
-// first does; the rest goes to the scratch file. `table_bytes_for(distinct)`: that level's size.
+// are counted (from those of one minimizer in eight, core/sketch/group_sampled_count.hpp) while
+// their super-k-mers go into `gathered`'s bins. The table is sized only at the end, so records stay
+// in memory while they take less than the first level that the count so far calls for (less what
+// the reading holds, and at least 256 MiB; the count only grows), which keeps the peak near the
+// index's size as a build counted first does; the rest goes to the scratch file.
+// `table_bytes_for(distinct)`: that level's size.
 reference_census count_and_gather(index_options const& o, unsigned threads,
                                   progress_meter& progress, build_counts& counts,
                                   uint64_t max_memory,
@@ -528,7 +539,7 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
     if (expected > in_memory)
         require_scratch_room(temp_folder(o), static_cast<uint64_t>(expected - in_memory),
                              "its super-k-mers on random sequence, less what memory holds");
-    sketch::hyperloglog sketch;
+    sketch::group_sampled_count sketch;
     gathered = std::make_unique<superkmer_bins>(minimizer_scanner(o.k, m, o.seed),
                                                 gathering_bin_bits(guessed_fingerprint_bits), cap,
                                                 temp_folder(o), buffers, &sketch);
@@ -551,7 +562,15 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
             allow();
             return false;
         });
-    return census_of(sketch, counts);
+    if (sketch.standard_error() <= most_sampled_count_error && sketch.estimate() > 0)
+        return census_of(sketch, counts);
+    // The k-mers sit under too few minimizers for the sample (a tandem repeat: perhaps none of
+    // them was sampled): counted again, every one, from the bins (a margin of 3 such errors, or the
+    // positions, would make the table larger than the k-mers need).
+    progress.begin_phase("counting every k-mer", 0, "", false);
+    sketch::hyperloglog every;
+    bins.count_every_kmer(every);
+    return census_of(every, counts);
 }
 
 // The sorted build of a counted first level (app/index/sorted_build.hpp): the references are read

@@ -59,23 +59,29 @@ inline record_fields read_record(uint8_t const* record) {
     return r;
 }
 
-// Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
-// of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
-inline uint64_t decode_record(uint8_t const* record, unsigned k, uint64_t bin_part,
-                              unsigned bin_bits, uint64_t* kmers) {
+// The n canonical k-mers of a run, in order, into `kmers`: its first k-mer's forward strand and
+// the n - 1 bases that follow it (the last base lowest), as a record stores them.
+inline void canonical_kmers(uint64_t first, uint64_t tail, unsigned n, unsigned k,
+                            uint64_t* kmers) {
     uint64_t const kmask = kmer_mask(k);
     uint64_t const top = uint64_t{1} << (2 * (k - 1));
-    record_fields const r = read_record(record);
-    unsigned const n = r.n;
-    uint64_t forward = r.first;
+    uint64_t forward = first;
     uint64_t reverse = reverse_complement_unchecked(forward, k);
     kmers[0] = forward < reverse ? forward : reverse;
     for (unsigned i = 1; i < n; ++i) {
-        uint64_t const code = (r.tail >> (2 * (n - 1 - i))) & 3;
+        uint64_t const code = (tail >> (2 * (n - 1 - i))) & 3;
         forward = ((forward << 2) | code) & kmask;
         reverse = (reverse >> 2) | ((3 - code) * top);
         kmers[i] = forward < reverse ? forward : reverse;
     }
+}
+
+// Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
+// of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
+inline uint64_t decode_record(uint8_t const* record, unsigned k, uint64_t bin_part,
+                              unsigned bin_bits, uint64_t* kmers) {
+    record_fields const r = read_record(record);
+    canonical_kmers(r.first, r.tail, r.n, k, kmers);
     return bin_part | (uint64_t{r.low} << (32 - bin_bits));
 }
 
@@ -327,7 +333,7 @@ superkmer_bins::superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g
 
 superkmer_bins::superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bits,
                                uint64_t memory_budget, std::string temp_folder,
-                               size_t buffer_bytes_per_thread, sketch::hyperloglog* counter)
+                               size_t buffer_bytes_per_thread, sketch::group_sampled_count* counter)
     : scanner_(scanner),
       counting_hasher_(scanner.seed()),
       counter_(counter),
@@ -355,6 +361,9 @@ uint64_t superkmer_bins::add(std::string_view seq) {
     unsigned const bin_shift = 64 - bin_bits_;
     unsigned const low_shift = 32 - bin_bits_;
     uint64_t kmers = 0;
+    unsigned const k = scanner_.k();
+    kmer_hasher const hasher = counting_hasher_;
+    sketch::group_sampled_count* const counter = counter_;
     auto const record = [&](uint64_t first, uint64_t last, unsigned n, uint64_t minimizer) {
         kmers += n;
         uint64_t const spread = minimizer_spread(minimizer);
@@ -368,15 +377,19 @@ uint64_t superkmer_bins::add(std::string_view seq) {
                                                std::memcpy(at + first_at, &first, sizeof first);
                                                std::memcpy(at + header_bytes, &tail, sizeof tail);
                                            });
+        // The distinct count takes the k-mers of a sample of the minimizers (chosen by the
+        // spread's low bits, which place nothing): an eighth of the hashing that counting every
+        // k-mer cost (core/sketch/group_sampled_count.hpp).
+        if (counter != nullptr) {
+            unsigned const stratum = sketch::group_sampled_count::stratum_of(spread);
+            if (stratum != sketch::group_sampled_count::not_sampled) {
+                uint64_t kmers_of_run[max_run];
+                canonical_kmers(first, tail, n, k, kmers_of_run);
+                for (unsigned i = 0; i < n; ++i) counter->add(stratum, hasher(kmers_of_run[i]));
+            }
+        }
     };
-    if (counter_ != nullptr) {
-        sketch::hyperloglog& counter = *counter_;
-        kmer_hasher const hasher = counting_hasher_;
-        scanner_.for_each_super_kmer(seq, record, max_run_of(scanner_.k()),
-                                     [&](uint64_t canonical) { counter.add(hasher(canonical)); });
-    } else {
-        scanner_.for_each_super_kmer(seq, record, max_run_of(scanner_.k()));
-    }
+    scanner_.for_each_super_kmer(seq, record, max_run_of(k));
     binned_store::publish();
     return kmers;
 }
@@ -388,6 +401,23 @@ uint64_t superkmer_bins::first_fingerprint(uint32_t bin) const noexcept {
 uint64_t superkmer_bins::last_fingerprint(uint32_t bin) const noexcept {
     if (bin + 1 == bin_count()) return g_.fingerprint(~uint64_t{0});
     return g_.fingerprint((uint64_t{bin + 1} << (64 - bin_bits_)) - 1);
+}
+
+void superkmer_bins::count_every_kmer(sketch::hyperloglog& counter) {
+    records_.flush_all();
+    unsigned const k = scanner_.k();
+    kmer_hasher const hasher = counting_hasher_;
+    tbb::parallel_for(uint32_t{0}, bin_count(), [&](uint32_t bin) {
+        throw_if_interrupted();
+        std::vector<uint8_t> bytes;
+        records_.read(bin, false, bytes);
+        uint64_t kmers[max_run];
+        for_each_record_window(bytes, 0, [&](uint32_t, unsigned n, size_t at) {
+            record_fields const r = read_record(bytes.data() + at);
+            canonical_kmers(r.first, r.tail, n, k, kmers);
+            for (unsigned i = 0; i < n; ++i) counter.add(hasher(kmers[i]));
+        });
+    });
 }
 
 void superkmer_bins::mark(overloaded_windows& marks, double threshold) {

@@ -42,6 +42,7 @@
 #include "app/index/sorted_units.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
 #include "io/spill_file.hpp"
 
@@ -192,11 +193,12 @@ class superkmer_bins {
     superkmer_bins(local_kmer_hashing const& hashing, qf::geometry g, uint64_t memory_budget,
                    std::string temp_folder, size_t buffer_bytes_per_thread);
     // Bins made before the table is sized (the first read both counts and gathers): 2^bin_bits
-    // bins of `scanner`'s super-k-mers; `counter`, if given, takes every k-mer's plain hash
-    // (`seed`'s). set_table() before mark().
+    // bins of `scanner`'s super-k-mers; `counter`, if given, takes the plain hash (`seed`'s) of
+    // every k-mer whose minimizer it samples (its group: the minimizer's spread). set_table()
+    // before mark().
     superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bits, uint64_t memory_budget,
                    std::string temp_folder, size_t buffer_bytes_per_thread,
-                   sketch::hyperloglog* counter = nullptr);
+                   sketch::group_sampled_count* counter = nullptr);
 
     // Whether these bins can fill a first level of geometry g with `window_bits` (as supports(),
     // for their bin count), and then the table they fill.
@@ -226,6 +228,11 @@ class superkmer_bins {
 
     // From the reading pipeline's threads: seq's super-k-mers into their bins. Returns its k-mers.
     uint64_t add(std::string_view seq);
+
+    // Every k-mer of the bins, by its plain hash (the counting hash of add()), into `counter`:
+    // for a build whose sampled count is too uncertain to size the table by (a reference of a
+    // few minimizers). After every add(); in parallel over the bins.
+    void count_every_kmer(sketch::hyperloglog& counter);
 
     // Marks the windows holding more than `threshold` distinct fingerprints (bits sized for the
     // scheme's window bits) and keeps their k-mers' plain hashes for the fill. After every add().
@@ -258,7 +265,7 @@ class superkmer_bins {
 
     minimizer_scanner scanner_;
     kmer_hasher counting_hasher_;
-    sketch::hyperloglog* counter_ = nullptr;
+    sketch::group_sampled_count* counter_ = nullptr;
     std::optional<local_kmer_hashing> hashing_;  // set_table()
     qf::geometry g_{};
     unsigned bin_bits_;

@@ -5,10 +5,13 @@
 //   super_kmers/K        canonical k-mers and their minimizers cut into super-k-mers (runs
 //                        sharing a minimizer), summed (bench/kmer's minimizers/K: the same uncut)
 //   super_kmers_hash/K   and every k-mer's plain hash (kmer_hasher), summed
-//   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog, as the one-read build
-//                        counts the distinct k-mers while it gathers
-//   gather/K             superkmer_bins::add with that count: the records written to 2^10 bins
-//                        in memory (the reading pass itself, less the parsing)
+//   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog (how the one-read build
+//                        counted the distinct k-mers before it sampled them)
+//   gather_uncounted/K   superkmer_bins::add without a count: the records written to 2^10 bins in
+//                        memory
+//   gather/K             the same with the build's count (the k-mers of one minimizer in eight,
+//                        core/sketch/group_sampled_count.hpp): the reading pass itself, less the
+//                        parsing
 // bench/index/README.md has the command and results.
 
 #include <benchmark/benchmark.h>
@@ -22,6 +25,7 @@
 #include "core/kmer/hash.hpp"
 #include "core/kmer/minimizer.hpp"
 #include "core/kmer/sequence_hashing.hpp"
+#include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
 
 namespace {
@@ -81,22 +85,33 @@ void super_kmers_count(benchmark::State& state) {
     set_counters(state);
 }
 
-void gather(benchmark::State& state) {
+// superkmer_bins::add over the sequence, with `counter` if given.
+void gather_with(benchmark::State& state, qmer::sketch::group_sampled_count* counter) {
     std::string const& seq = bench_sequence();
     auto const scanner = scanner_for(state);
-    qmer::sketch::hyperloglog counter;
     // Address space for every iteration's records (~23 MB each); only the pages written are
     // taken, fresh ones as in a build.
     qmer::app::superkmer_bins bins(scanner, 10, uint64_t{16} << 30,
                                    std::filesystem::temp_directory_path().string(), 32 << 20,
-                                   &counter);
+                                   counter);
     for (auto _ : state) benchmark::DoNotOptimize(bins.add(seq));
     set_counters(state);
+}
+
+void gather_uncounted(benchmark::State& state) {
+    gather_with(state, nullptr);
+}
+
+void gather(benchmark::State& state) {
+    qmer::sketch::group_sampled_count counter;
+    gather_with(state, &counter);
+    benchmark::DoNotOptimize(counter.estimate());
 }
 
 BENCHMARK(super_kmers)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(super_kmers_hash)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(super_kmers_count)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(gather_uncounted)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(gather)->Arg(31)->Unit(benchmark::kMillisecond);
 
 }  // namespace

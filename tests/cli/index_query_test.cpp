@@ -844,6 +844,25 @@ TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     EXPECT_NE(few_large.err.find("19.97 k k-mers"), std::string::npos) << few_large.err;
 }
 
+// The one read counts the k-mers of one minimizer in eight (core/sketch/group_sampled_count.hpp).
+// A tandem repeat has a handful of minimizers, here none of them sampled: the sample says
+// nothing, and every k-mer is counted again from the gathered super-k-mers, so the table is the
+// one a build that counts first makes (not sized for nothing, nor for the 2 M positions).
+TEST_F(index_query, a_tandem_repeat_of_few_minimizers_is_counted_in_full) {
+    std::string unit = "ACGTTGCAT", repeat;
+    while (repeat.size() < 2000000) repeat += unit;
+    write_file("small.fa", ">repeat\n" + repeat + "\n");
+    write_file("large.fa", ">repeat\n" + repeat + "\n>only_n\n" + std::string(9000000, 'N') + "\n");
+    ASSERT_EQ(qmer({"index", "-o", "small.qmer", "small.fa"}).exit_code, 0);
+    auto const large = qmer({"index", "-t", "2", "-o", "large.qmer", "large.fa"});
+    ASSERT_EQ(large.exit_code, 0) << large.err;
+    EXPECT_NE(large.err.find("2.00 M k-mers, 9  distinct"), std::string::npos) << large.err;
+    std::string const words = filter_words("small.qmer", 1024);  // of ~2.5 KB
+    ASSERT_FALSE(words.empty());
+    EXPECT_TRUE(filter_words("large.qmer", 1024) == words);
+    EXPECT_EQ(filter_params("small.qmer"), filter_params("large.qmer"));
+}
+
 // The default build writes its level into the index file as it makes it and the header's counts
 // last (io::index_writer::rewrite); written to stdout, where nothing can be rewritten, it is
 // buffered and written at the end. Both give the same index: the same words, counts and answers,
