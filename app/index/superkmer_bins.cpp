@@ -50,12 +50,22 @@ struct record_fields {
     uint32_t low = 0;
     uint64_t first = 0, tail = 0;
 };
-inline record_fields read_record(uint8_t const* record) {
+// `end`: where the bytes the record lies in end. The tail is loaded as a whole word where 8 bytes
+// follow the header (all but a bin's last few records): a copy of its 0-8 bytes branches on their
+// count, which varies from record to record. The bits past it (the next record's) are masked off:
+// decoding never reads them, but distinct_records compares tails whole.
+inline record_fields read_record(uint8_t const* record, uint8_t const* end) {
     record_fields r;
     r.n = record[0];
     std::memcpy(&r.low, record + low_at, sizeof r.low);
     std::memcpy(&r.first, record + first_at, sizeof r.first);
-    std::memcpy(&r.tail, record + header_bytes, (2 * (r.n - 1) + 7) / 8);
+    unsigned const tail_bits = 2 * (r.n - 1);
+    if (end - (record + header_bytes) >= static_cast<std::ptrdiff_t>(sizeof r.tail)) [[likely]] {
+        std::memcpy(&r.tail, record + header_bytes, sizeof r.tail);
+        r.tail &= tail_bits == 0 ? 0 : ~uint64_t{0} >> (64 - tail_bits);
+    } else {
+        std::memcpy(&r.tail, record + header_bytes, (tail_bits + 7) / 8);
+    }
     return r;
 }
 
@@ -78,9 +88,9 @@ inline void canonical_kmers(uint64_t first, uint64_t tail, unsigned n, unsigned 
 
 // Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
 // of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
-inline uint64_t decode_record(uint8_t const* record, unsigned k, uint64_t bin_part,
-                              unsigned bin_bits, uint64_t* kmers) {
-    record_fields const r = read_record(record);
+inline uint64_t decode_record(uint8_t const* record, uint8_t const* end, unsigned k,
+                              uint64_t bin_part, unsigned bin_bits, uint64_t* kmers) {
+    record_fields const r = read_record(record, end);
     canonical_kmers(r.first, r.tail, r.n, k, kmers);
     return bin_part | (uint64_t{r.low} << (32 - bin_bits));
 }
@@ -119,7 +129,7 @@ std::vector<size_t> distinct_records(std::span<uint8_t const> bytes,
     std::vector<size_t> distinct;
     distinct.reserve(records.size());
     for (size_t at : records) {
-        record_fields const r = read_record(bytes.data() + at);
+        record_fields const r = read_record(bytes.data() + at, bytes.data() + bytes.size());
         identity const id{r.first, r.tail, r.n};
         uint64_t h = (id.first ^ (id.tail * 0x9E3779B97F4A7C15ULL) ^ id.n) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
@@ -413,7 +423,7 @@ void superkmer_bins::count_every_kmer(sketch::hyperloglog& counter) {
         records_.read(bin, false, bytes);
         uint64_t kmers[max_run];
         for_each_record_window(bytes, 0, [&](uint32_t, unsigned n, size_t at) {
-            record_fields const r = read_record(bytes.data() + at);
+            record_fields const r = read_record(bytes.data() + at, bytes.data() + bytes.size());
             canonical_kmers(r.first, r.tail, n, k, kmers);
             for (unsigned i = 0; i < n; ++i) counter.add(hasher(kmers[i]));
         });
@@ -433,6 +443,7 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         std::vector<uint8_t> bytes;
         records_.read(bin, false, bytes);
         if (bytes.empty()) return;
+        uint8_t const* const bytes_end = bytes.data() + bytes.size();
         // A window's positions bound its distinct fingerprints: only windows with more than the
         // threshold are counted exactly.
         std::vector<uint64_t> positions(size_t{1} << offset_bits, 0);
@@ -460,7 +471,8 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         uint64_t kmers[max_run];
         std::vector<uint32_t> keys;
         for (size_t at : records) {
-            uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+            uint64_t const spread =
+                decode_record(bytes.data() + at, bytes_end, k, bin_part, bin_bits_, kmers);
             uint32_t const parity = hashing_->window_of(spread) & 1;
             uint64_t previous = ~uint64_t{0};
             for (unsigned i = 0; i < bytes[at]; ++i) {
@@ -509,7 +521,8 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         // The marked windows' k-mers by their plain hash, into that hash's bin.
         auto& mine = plain_.mine();
         for (size_t at : records) {
-            uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+            uint64_t const spread =
+                decode_record(bytes.data() + at, bytes_end, k, bin_part, bin_bits_, kmers);
             if (!marked[hashing_->window_of(spread) - first_window]) continue;
             for (unsigned i = 0; i < bytes[at]; ++i) {
                 uint64_t const h = hashing_->plain_hash(kmers[i]);
@@ -545,8 +558,10 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     unsigned const k = hashing.k();
     uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
     uint64_t kmers[max_run];
+    uint8_t const* const bytes_end = bytes.data() + bytes.size();
     for (size_t at = 0; at < bytes.size(); at += record_bytes(bytes[at])) {
-        uint64_t const spread = decode_record(bytes.data() + at, k, bin_part, bin_bits_, kmers);
+        uint64_t const spread =
+            decode_record(bytes.data() + at, bytes_end, k, bin_part, bin_bits_, kmers);
         if (any_marks && marks.is_marked(hashing.window_of(spread))) continue;
         for (unsigned i = 0, n = bytes[at]; i < n; ++i)
             *out++ =
