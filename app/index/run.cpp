@@ -562,8 +562,7 @@ reference_census count_and_gather(index_options const& o, unsigned threads,
             allow();
             return false;
         });
-    if (sketch.standard_error() <= most_sampled_count_error && sketch.estimate() > 0)
-        return census_of(sketch, counts);
+    if (sketch.standard_error() <= most_sampled_count_error) return census_of(sketch, counts);
     // The k-mers sit under too few minimizers for the sample (a tandem repeat: perhaps none of
     // them was sampled): counted again, every one, from the bins (a margin of 3 such errors, or the
     // positions, would make the table larger than the k-mers need).

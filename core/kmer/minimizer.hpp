@@ -87,8 +87,8 @@ class minimizer_scanner {
     // (2 bits a base, the first base on top) of its first and last k-mer, which hold all of its
     // k + kmers - 1 bases while kmers <= k + 1. The k-mers are for_each's, in order (KMC's bins
     // hold these).
-    // `each(canonical)`, if given, is called for every k-mer too, in order (the build counts the
-    // distinct k-mers in the same read).
+    // `each(canonical)`, if given, is called for every k-mer too, in order (bench/index measures
+    // per-k-mer work done in the same scan with it; the build counts from the runs instead).
     template <typename F>
     void for_each_super_kmer(std::string_view seq, F&& f, unsigned max_run) const {
         for_each_super_kmer(seq, std::forward<F>(f), max_run, [](uint64_t) {});

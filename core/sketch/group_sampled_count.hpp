@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/sketch/hyperloglog.hpp"
@@ -60,13 +61,15 @@ class group_sampled_count {
     // estimate()'s relative standard error: the strata's counts vary by their sample standard
     // deviation s around their mean, so their sum (as the whole's estimate) by sqrt(strata) s;
     // never less than the sketches' own error, which a few strata can understate by chance.
+    // Infinite when the sample holds nothing: a set with items under a few groups, none of them
+    // sampled, and an empty set look the same from here.
     double standard_error() const noexcept {
         std::vector<double> counts;
         for (auto const& s : strata_) counts.push_back(s.estimate());
         double mean = 0;
         for (double c : counts) mean += c;
         mean /= strata;
-        if (mean <= 0) return 0;
+        if (mean <= 0) return std::numeric_limits<double>::infinity();
         double squares = 0;
         for (double c : counts) squares += (c - mean) * (c - mean);
         double const measured = std::sqrt(squares / (strata - 1) / strata) / mean;

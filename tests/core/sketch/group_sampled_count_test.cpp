@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -33,10 +34,11 @@ uint64_t add_groups(group_sampled_count& count, uint64_t groups,
     return distinct;
 }
 
-TEST(group_sampled_count, empty_estimates_zero) {
+// Nothing sampled: the estimate is 0 and its error unknown (a caller must not trust it).
+TEST(group_sampled_count, empty_estimates_zero_with_an_unknown_error) {
     group_sampled_count const count;
     EXPECT_EQ(count.estimate(), 0.0);
-    EXPECT_EQ(count.standard_error(), 0.0);
+    EXPECT_EQ(count.standard_error(), std::numeric_limits<double>::infinity());
 }
 
 TEST(group_sampled_count, samples_one_group_in_eight_over_every_stratum) {
