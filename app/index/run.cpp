@@ -431,9 +431,8 @@ void require_scratch_room(std::string const& folder, uint64_t need, char const* 
 
 // How a build from super-k-mers (app/index/superkmer_bins.hpp) keeps to the memory limit: the
 // records it keeps in memory (the rest go to the scratch file) and each thread's buffers. Records
-// are held while the references are read and, where the level is buffered, freed bin by bin as it
-// is written (a level streamed into the index file keeps them to the end of the fill:
-// superkmer_bins::free_bins_as_filled); the plan counts them whole beside the bins being sorted.
+// are held while the references are read and freed bin by bin as the level is written; the plan
+// counts them whole beside the bins being sorted.
 struct superkmer_plan {
     uint64_t least = 0;  // the least --max-memory it keeps to (records all in the file)
     uint64_t memory_budget = 0;
@@ -853,7 +852,6 @@ counted_build build_counted_expandable(qf::expandable_options const& options,
             out.streamed->begin_section(arrays[1].params, shape.words());
         }
         progress.begin_phase("filling the table", 1, "", false);
-        bins.free_bins_as_filled(!out.streamed);
         bool const complete = bins.append_to(sink, marks, threads, &progress);
         counts.scratch_bytes = bins.file_bytes();
         gathered.reset();  // the bins' memory, before a fallback's filter takes its own

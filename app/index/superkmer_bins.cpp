@@ -153,44 +153,65 @@ void sort_unique(std::vector<uint32_t>& values, unsigned bits) {
 
 }  // namespace
 
-chunk_arena::chunk_arena(uint64_t bytes) : size_(bytes / page * page) {
+chunk_arena::chunk_arena(uint64_t bytes, uint32_t groups, uint64_t group_bytes)
+    : size_(bytes / page * page) {
     if (size_ == 0) return;
-    void* const at = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (at == MAP_FAILED) {
+    auto const reserve = [](uint64_t n) -> uint8_t* {
+        void* const at = ::mmap(nullptr, n, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        return at == MAP_FAILED ? nullptr : static_cast<uint8_t*>(at);
+    };
+    group_bytes = (group_bytes + page - 1) / page * page;
+    if (groups > 0 && group_bytes > 0 &&
+        (base_ = reserve(group_bytes * groups + size_)) != nullptr) {
+        groups_ = groups;
+        group_bytes_ = group_bytes;
+        reserved_ = group_bytes * groups + size_;
+        group_used_ = std::make_unique<std::atomic<uint64_t>[]>(groups);
+    } else if ((base_ = reserve(size_)) != nullptr) {
+        reserved_ = size_;  // a limited address space (ulimit -v): the shared range only
+    } else {
         size_ = 0;  // no address space: every chunk goes to the scratch file
         return;
     }
-    base_ = static_cast<uint8_t*>(at);
+    shared_base_ = base_ + (reserved_ - size_);
 }
 
 chunk_arena::~chunk_arena() {
-    if (base_ != nullptr) ::munmap(base_, size_);
+    if (base_ != nullptr) ::munmap(base_, reserved_);
 }
 
-uint8_t* chunk_arena::take(size_t bytes) noexcept {
+uint8_t* chunk_arena::take(uint32_t group, size_t bytes) noexcept {
     uint64_t const rounded = (bytes + page - 1) / page * page;
-    // A CAS, not an add undone on failure: an undone overdraw would let a later taker overlap a
-    // range handed out while the counter was past it.
+    // CASes, not adds undone on failure: an undone overdraw would let a later taker overlap a
+    // range handed out while the counter was past it. The budget first, then the place.
     uint64_t at = used_.load(std::memory_order_relaxed);
     do {
         if (at + rounded > std::min<uint64_t>(size_, allowed_.load(std::memory_order_relaxed)))
             return nullptr;
     } while (!used_.compare_exchange_weak(at, at + rounded, std::memory_order_relaxed));
-    return base_ + at;
+    if (group < groups_) {
+        std::atomic<uint64_t>& used = group_used_[group];
+        uint64_t in = used.load(std::memory_order_relaxed);
+        while (in + rounded <= group_bytes_)
+            if (used.compare_exchange_weak(in, in + rounded, std::memory_order_relaxed))
+                return group_base(group) + in;
+    }
+    // The shared range holds the whole budget, so what the budget let through fits.
+    return shared_base_ + shared_used_.fetch_add(rounded, std::memory_order_relaxed);
 }
 
-void chunk_arena::give_back(uint8_t* at, size_t bytes) noexcept {
-    size_t const rounded = (bytes + page - 1) / page * page;
-    ::madvise(at, rounded, MADV_DONTNEED);
+void chunk_arena::release(uint8_t* at, uint64_t bytes) noexcept {
+    if (bytes != 0) ::madvise(at, (bytes + page - 1) / page * page, MADV_DONTNEED);
 }
 
 binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
-                           std::function<io::spill_file&()> open_file)
+                           uint32_t first_group, std::function<io::spill_file&()> open_file)
     : bins_(bins),
       buffer_bytes_((std::max(buffer_bytes, min_buffer_bytes) + chunk_arena::page - 1) /
                     chunk_arena::page * chunk_arena::page),
       memory_(memory),
+      first_group_(first_group),
       open_file_(std::move(open_file)),
       local_([bins] {
           thread_bins mine;
@@ -221,7 +242,7 @@ void binned_store::publish() noexcept {
 void binned_store::renew(thread_bins& mine, uint32_t bin) {
     flush(mine, bin);
     buffer& b = mine.buffers[bin];
-    if (uint8_t* const at = memory_.take(buffer_bytes_)) {
+    if (uint8_t* const at = memory_.take(first_group_ + bin, buffer_bytes_)) {
         b.at = at;
         b.in_arena = true;
     } else {
@@ -269,16 +290,20 @@ void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes)
     size_t at = 0;
     for (auto& mine : local_) {
         for (auto& c : mine.chunks[bin]) {
-            if (c.memory != nullptr) {
+            if (c.memory != nullptr)
                 std::memcpy(bytes.data() + at, c.memory, c.bytes);
-                if (release) memory_.give_back(c.memory, c.bytes);
-            } else {
+            else
                 open_file_().read(c.offset, bytes.data() + at, c.bytes);
-            }
             at += c.bytes;
         }
-        if (release) std::vector<chunk>().swap(mine.chunks[bin]);
     }
+    if (!release) return;
+    memory_.give_back(first_group_ + bin, [&](auto&& give) {
+        for (auto& mine : local_)
+            for (auto const& c : mine.chunks[bin])
+                if (c.memory != nullptr) give(c.memory, c.bytes);
+    });
+    for (auto& mine : local_) std::vector<chunk>().swap(mine.chunks[bin]);
 }
 
 unsigned superkmer_bins::bin_bits_of(qf::geometry g, unsigned window_bits) noexcept {
@@ -349,15 +374,17 @@ superkmer_bins::superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bi
       counter_(counter),
       bin_bits_(bin_bits),
       temp_folder_(std::move(temp_folder)),
-      memory_(memory_budget),
-      records_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
+      // A group per bin of each store, of twice a bin's even share of the budget: bins are about
+      // even (a hash spreads the records), and one that outgrows its range goes on in the shared.
+      memory_(memory_budget, uint32_t{2} << bin_bits_, 2 * (memory_budget >> bin_bits_)),
+      records_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_, 0,
                [this]() -> io::spill_file& {
                    std::lock_guard lock(file_mutex_);
                    if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
                    return *file_;
                }),
       plain_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
-             [this]() -> io::spill_file& {
+             uint32_t{1} << bin_bits_, [this]() -> io::spill_file& {
                  std::lock_guard lock(file_mutex_);
                  if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
                  return *file_;
@@ -541,7 +568,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     // The thread's buffers, reused from bin to bin: fresh ones cost page faults on every bin.
     fill_scratch& mine = scratch_.local();
     std::vector<uint8_t>& bytes = mine.bytes;
-    records_.read(bin, free_as_filled_, bytes);
+    records_.read(bin, true, bytes);
     uint64_t const first = first_fingerprint(bin);
     auto const bits = static_cast<unsigned>(std::bit_width(last_fingerprint(bin) - first));
     bool const any_marks = marks.marked.load(std::memory_order_relaxed) != 0;
@@ -569,7 +596,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     }
     values.resize(static_cast<size_t>(out - values.data()));
     radix_sort(values, mine.tmp, bits);
-    plain_.read(bin, free_as_filled_, bytes);
+    plain_.read(bin, true, bytes);
     std::vector<uint32_t>& plain = mine.plain;
     plain.resize(bytes.size() / sizeof(uint32_t));
     if (!plain.empty()) {

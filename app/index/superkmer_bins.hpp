@@ -48,26 +48,49 @@
 
 namespace qmer::app {
 
-// Memory for chunks that are written once and freed one by one in any order: an anonymous
-// mapping reserved up front (address space only) and handed out from its start; a freed chunk's
-// pages go back to the system at once (madvise), which malloc's free() of many small blocks
-// would not do (they stay in its heap), so the process shrinks as the fill frees the bins.
+// Memory for chunks that are written once and freed a group at a time (a bin of a store): an
+// anonymous mapping reserved up front (address space only), one range per group, each handed out
+// from its start, and a shared range for a group whose own is full. A group's pages go back to the
+// system in one madvise when the group is done: the freed pages are what the index file's page
+// cache takes next (fresh pages cost the most on a virtual machine whose host reclaims free guest
+// memory: README, issue 16's section), and one call per group is one TLB shootdown instead of one
+// per 8-32 KiB chunk. malloc's free() of many small blocks would not give the pages back at all.
 class chunk_arena {
   public:
     static constexpr size_t page = 4096;
-    explicit chunk_arena(uint64_t bytes);
+    // bytes: the most it hands out in all (the budget); groups: ranges of the address space of
+    // group_bytes each (rounded up to whole pages), besides the shared range of `bytes`.
+    explicit chunk_arena(uint64_t bytes, uint32_t groups = 0, uint64_t group_bytes = 0);
     chunk_arena(chunk_arena const&) = delete;
     chunk_arena& operator=(chunk_arena const&) = delete;
     ~chunk_arena();
-    // Room for `bytes` (rounded up to whole pages), or nullptr once the arena is used up (or
-    // what allow() lets it hand out).
-    uint8_t* take(size_t bytes) noexcept;
+    // Room for `bytes` (rounded up to whole pages) for `group`, or nullptr once the budget (or
+    // what allow() lets it hand out) is used up.
+    uint8_t* take(uint32_t group, size_t bytes) noexcept;
     void allow(uint64_t bytes) noexcept { allowed_.store(bytes, std::memory_order_relaxed); }
-    void give_back(uint8_t* at, size_t bytes) noexcept;
+    // Gives back every page handed to `group`: its own range in one call, each chunk it took from
+    // the shared range (listed by the caller, for_each_chunk(f(at, bytes))) alone. Nothing may be
+    // taken for the group afterwards.
+    template <typename ForEachChunk>
+    void give_back(uint32_t group, ForEachChunk&& for_each_chunk) noexcept {
+        for_each_chunk([this](uint8_t* at, size_t bytes) {
+            if (at >= shared_base_) release(at, bytes);
+        });
+        if (groups_ != 0) release(group_base(group), group_used_[group].load());
+    }
 
   private:
+    uint8_t* group_base(uint32_t group) const noexcept { return base_ + group * group_bytes_; }
+    static void release(uint8_t* at, uint64_t bytes) noexcept;
+
     uint8_t* base_ = nullptr;
+    uint64_t reserved_ = 0;
     uint64_t size_ = 0;
+    uint32_t groups_ = 0;  // 0: the shared range only (the address space for groups was refused)
+    uint64_t group_bytes_ = 0;
+    uint8_t* shared_base_ = nullptr;
+    std::unique_ptr<std::atomic<uint64_t>[]> group_used_;
+    std::atomic<uint64_t> shared_used_{0};
     std::atomic<uint64_t> used_{0};
     std::atomic<uint64_t> allowed_{~uint64_t{0}};
 };
@@ -89,8 +112,9 @@ class binned_store {
     static constexpr size_t max_room = 64;
 
     // bins: the number of bins; buffer_bytes: each thread's buffer per bin (rounded up to whole
-    // pages); memory: where chunks go while it has room, else to open_file()'s scratch file.
-    binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
+    // pages); memory: where chunks go while it has room (bin b's in group first_group + b), else
+    // to open_file()'s scratch file.
+    binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory, uint32_t first_group,
                  std::function<io::spill_file&()> open_file);
 
     struct thread_bins;
@@ -128,7 +152,7 @@ class binned_store {
     // Buffers to chunks, and the buffers freed: after the last append.
     void flush_all();
     // A bin's bytes into `bytes`, its chunks in the order the threads wrote them; `release` frees
-    // the bin.
+    // the bin (its memory at once: nothing is added to it afterwards).
     void read(uint32_t bin, bool release, std::vector<uint8_t>& bytes);
 
     uint64_t file_bytes() const noexcept { return file_bytes_.load(std::memory_order_relaxed); }
@@ -168,6 +192,7 @@ class binned_store {
     uint32_t bins_;
     size_t buffer_bytes_;
     chunk_arena& memory_;
+    uint32_t first_group_;
     std::atomic<uint64_t> file_bytes_{0};
     std::function<io::spill_file&()> open_file_;
     tbb::enumerable_thread_specific<thread_bins, tbb::cache_aligned_allocator<thread_bins>,
@@ -207,12 +232,6 @@ class superkmer_bins {
     // At most this much of the memory budget may hold records from now on (a build that sizes
     // its table only after the reading raises it as the count grows).
     void allow_in_memory(uint64_t bytes) noexcept { memory_.allow(bytes); }
-    // Whether the fill gives each bin's memory back as soon as the bin is sorted (the default):
-    // needed where the level is buffered in memory beside the bins. Where it is not (it goes
-    // straight into the index file), the bins may stay until these are destroyed: the memory plan
-    // counts them whole anyway, and every give-back is a madvise whose TLB shootdown interrupts
-    // the other threads, one per chunk of 8-32 KiB (README, issue 16's section).
-    void free_bins_as_filled(bool free) noexcept { free_as_filled_ = free; }
 
     // Whether the bins can hold g's first level built with `window_bits`: a bin's fingerprints
     // relative to its first fit 31 bits with at most 2^12 bins, and a bin holds at most 2^20
@@ -275,7 +294,6 @@ class superkmer_bins {
     chunk_arena memory_;
     binned_store records_;
     binned_store plain_;  // u32: plain fingerprints relative to their bin's first
-    bool free_as_filled_ = true;
     tbb::enumerable_thread_specific<fill_scratch, tbb::cache_aligned_allocator<fill_scratch>,
                                     tbb::ets_key_per_instance>
         scratch_;

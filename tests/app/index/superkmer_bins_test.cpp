@@ -12,16 +12,19 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
 
 using qmer::local_kmer_hashing;
+using qmer::app::chunk_arena;
 using qmer::app::overloaded_windows;
 using qmer::app::superkmer_bins;
 
@@ -89,7 +92,7 @@ struct built {
 };
 
 built build(setup const& s, std::vector<std::string> const& refs, double threshold,
-            uint64_t memory_budget, unsigned threads, bool free_bins = true) {
+            uint64_t memory_budget, unsigned threads) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     superkmer_bins bins(s.hashing, s.g, memory_budget,
                         std::filesystem::temp_directory_path().string(), 64 << 10);
@@ -105,7 +108,6 @@ built build(setup const& s, std::vector<std::string> const& refs, double thresho
     overloaded_windows marks;
     marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
     bins.mark(marks, threshold);
-    bins.free_bins_as_filled(free_bins);
     bool const complete = bins.append_to(
         [&](std::span<uint64_t const> fps) {
             out.fps.insert(out.fps.end(), fps.begin(), fps.end());
@@ -175,11 +177,9 @@ TEST(superkmer_bins, repeated_and_near_repeated_superkmers_match_the_oracle) {
     size_t marked = 0;
     for (uint64_t w : marks) marked += static_cast<size_t>(std::popcount(w));
     ASSERT_GT(marked, 0u) << "the copies' windows must be crowded";
-    for (bool const free_bins : {true, false}) {
-        auto const b = build(s, refs, threshold, uint64_t{1} << 30, 4, free_bins);
-        EXPECT_EQ(b.marks, marks);
-        EXPECT_EQ(b.fps, fps) << "bins freed as filled: " << free_bins;
-    }
+    auto const b = build(s, refs, threshold, uint64_t{1} << 30, 4);
+    EXPECT_EQ(b.marks, marks);
+    EXPECT_EQ(b.fps, fps);
 }
 
 // Records take ~2.3 bytes a k-mer position on random sequence, as the plan expects.
@@ -211,6 +211,89 @@ TEST(superkmer_bins, a_level_that_fills_up_is_reported) {
         },
         marks, 2);
     EXPECT_FALSE(complete);
+}
+
+// The arena hands out disjoint whole pages: each group's from its own range while it has room,
+// then from the shared range, never past the budget or what allow() lets out.
+TEST(chunk_arena, chunks_are_disjoint_and_within_the_budget) {
+    constexpr size_t page = chunk_arena::page;
+    chunk_arena arena(64 * page, 4, 4 * page);
+    std::vector<std::pair<uint8_t*, size_t>> taken;
+    auto take = [&](uint32_t group, size_t bytes) {
+        uint8_t* const at = arena.take(group, bytes);
+        if (at != nullptr) taken.emplace_back(at, (bytes + page - 1) / page * page);
+        return at;
+    };
+    uint8_t* const a = take(0, 3 * page);
+    uint8_t* const b = take(0, 1);  // rounded up to a page: the group's range is full
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b, a + 3 * page);
+    uint8_t* const c = take(0, page);  // no room left in group 0: the shared range
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(c >= b + page || c + page <= a);
+    while (take(1 + static_cast<uint32_t>(taken.size() % 3), page) != nullptr) {
+    }
+    size_t handed = 0;
+    for (auto const& [at, bytes] : taken) handed += bytes;
+    EXPECT_EQ(handed, 64 * page) << "the budget, whole";
+    std::sort(taken.begin(), taken.end());
+    for (size_t i = 1; i < taken.size(); ++i)
+        EXPECT_LE(taken[i - 1].first + taken[i - 1].second, taken[i].first) << "overlap at " << i;
+    for (auto const& [at, bytes] : taken) std::memset(at, 0xab, bytes);  // all writable
+
+    chunk_arena limited(64 * page, 2, 8 * page);
+    limited.allow(2 * page);
+    EXPECT_NE(limited.take(0, page), nullptr);
+    EXPECT_NE(limited.take(1, page), nullptr);
+    EXPECT_EQ(limited.take(1, page), nullptr) << "allow() caps what is handed out";
+}
+
+// give_back() empties exactly the group's pages (its own range and the shared chunks it lists):
+// they read as zero afterwards, and every other group's bytes are as they were written.
+TEST(chunk_arena, giving_back_a_group_frees_its_pages_only) {
+    constexpr size_t page = chunk_arena::page;
+    for (uint32_t const groups : {3u, 0u}) {  // 0: the shared range only
+        chunk_arena arena(32 * page, groups, 2 * page);
+        std::vector<std::vector<uint8_t*>> chunks(3);
+        for (int round = 0; round < 3; ++round)  // the third goes to the shared range
+            for (uint32_t g = 0; g < 3; ++g) {
+                uint8_t* const at = arena.take(g, page);
+                ASSERT_NE(at, nullptr);
+                std::memset(at, static_cast<int>(g + 1), page);
+                chunks[g].push_back(at);
+            }
+        arena.give_back(1, [&](auto&& give) {
+            for (uint8_t* at : chunks[1]) give(at, page);
+        });
+        for (uint32_t g = 0; g < 3; ++g)
+            for (uint8_t* at : chunks[g])
+                for (size_t i = 0; i < page; i += 512)
+                    EXPECT_EQ(at[i], g == 1 ? 0 : g + 1) << "groups " << groups << " group " << g;
+    }
+}
+
+// Threads taking for the same groups at once get disjoint chunks (the counters are CASed).
+TEST(chunk_arena, concurrent_takes_never_overlap) {
+    constexpr size_t page = chunk_arena::page;
+    chunk_arena arena(4096 * page, 8, 64 * page);
+    std::vector<std::thread> threads;
+    std::vector<std::vector<uint8_t*>> got(16);
+    for (unsigned t = 0; t < 16; ++t)
+        threads.emplace_back([&, t] {
+            for (uint8_t* at; (at = arena.take(t % 8, page)) != nullptr;) {
+                std::memset(at, static_cast<int>(t + 1), page);
+                got[t].push_back(at);
+            }
+        });
+    for (auto& t : threads) t.join();
+    size_t total = 0;
+    for (unsigned t = 0; t < 16; ++t) {
+        total += got[t].size();
+        for (uint8_t* at : got[t])
+            EXPECT_TRUE(at[0] == t + 1 && at[page - 1] == t + 1) << "a chunk written twice";
+    }
+    EXPECT_EQ(total, 4096u);
 }
 
 }  // namespace
