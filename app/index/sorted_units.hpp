@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "app/common/interrupt.hpp"
@@ -30,19 +31,20 @@ using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits);
 
 // Units [first, last) (buckets or bins) through `sorted(unit, out)` in parallel and handed to
-// `sink` in order. Serial: the next unit; parallel: its sorted fingerprints, into `out` (which
-// holds an earlier unit's: `sorted` replaces them; cleared first, a resize zeroed it all); serial
-// in order: the append. Tokens bound the sorted units waiting for the append; each token's vector
-// is reused from unit to unit (a fresh one per unit cost page faults on every unit: a bin's
-// fingerprints take megabytes). False once the sink took less than all.
-template <typename Sorted>
+// `append(unit, out)` in order. Serial: the next unit; parallel: its sorted values, into `out` (a
+// std::vector<Value> that holds an earlier unit's: `sorted` replaces them; cleared first, a
+// resize zeroed it all); serial in order: the append, which returns false once the level took
+// less than all (nothing after goes in: larger fingerprints). Tokens bound the sorted units
+// waiting for the append; each token's vector is reused from unit to unit (a fresh one per unit
+// cost page faults on every unit: a bin's values take megabytes). False once an append did.
+template <typename Value, typename Sorted, typename Append>
 inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
-                            sorted_sink const& sink, progress_meter* progress) {
+                            Append&& append, progress_meter* progress) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
-    std::vector<std::vector<uint64_t>> buffers(tokens);
+    std::vector<std::vector<Value>> buffers(tokens);
     // The free buffers: taken by the input stage (serial), given back by the append (serial);
     // never more in flight than tokens, so one is always free when the input stage runs.
-    std::vector<std::vector<uint64_t>*> free;
+    std::vector<std::vector<Value>*> free;
     for (auto& b : buffers) free.push_back(&b);
     std::mutex free_mutex;
     uint32_t next = first;
@@ -50,7 +52,7 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
     bool complete = true;
     struct unit {
         uint32_t number;
-        std::vector<uint64_t>* out;
+        std::vector<Value>* out;
     };
     tbb::parallel_pipeline(
         tokens, tbb::make_filter<void, unit>(tbb::filter_mode::serial_in_order,
@@ -60,7 +62,7 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                                                      return {};
                                                  }
                                                  std::lock_guard lock(free_mutex);
-                                                 std::vector<uint64_t>* out = free.back();
+                                                 std::vector<Value>* out = free.back();
                                                  free.pop_back();
                                                  return {next++, out};
                                              }) &
@@ -70,9 +72,7 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                                                      return u;
                                                  }) &
                     tbb::make_filter<unit, void>(tbb::filter_mode::serial_in_order, [&](unit u) {
-                        // Once level 0 is full, everything after stays out too (larger
-                        // fingerprints).
-                        if (complete && sink(*u.out) != u.out->size()) complete = false;
+                        if (complete && !append(u.number, *u.out)) complete = false;
                         if (progress != nullptr)
                             progress->advance(static_cast<double>(++appended) / (last - first));
                         std::lock_guard lock(free_mutex);
@@ -80,6 +80,16 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                     }));
     throw_if_interrupted();
     return complete;
+}
+
+// The same for units whose sorted, distinct fingerprints go to `sink` whole.
+template <typename Sorted>
+inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
+                            sorted_sink const& sink, progress_meter* progress) {
+    return append_in_order<uint64_t>(
+        first, last, threads, std::forward<Sorted>(sorted),
+        [&](uint32_t, std::vector<uint64_t> const& fps) { return sink(fps) == fps.size(); },
+        progress);
 }
 
 }  // namespace qmer::app

@@ -347,8 +347,10 @@ uint64_t superkmer_bins::working_bytes(unsigned bin_bits, unsigned window_bits,
     uint64_t const buffer = std::max<uint64_t>(min_buffer_bytes, buffer_bytes_per_thread / bins);
     uint64_t const buffers = uint64_t{threads} * bins * buffer;
     // A bin being sorted, +25% for uneven bins: its records (~2 bytes a position), its values,
-    // the radix scratch, the plain values and their scratch (4 bytes each) and its fingerprints
-    // (8), for each of the fill's 2 tokens per thread; and a marking task's 14 bytes a window.
+    // the radix scratch, the plain values and their scratch (4 bytes each) and 8 more (its
+    // fingerprints, 8 bytes each until the fill handed the sink 4-byte offsets: kept as margin,
+    // the limits were measured with it), for each of the fill's 2 tokens per thread; and a
+    // marking task's 14 bytes a window.
     uint64_t const bin_positions = kmer_positions / bins * 5 / 4 + 1;
     uint64_t const sorting = 2 * uint64_t{threads} * bin_positions * 26;
     uint64_t const windows = uint64_t{threads} * 16
@@ -564,7 +566,7 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
 }
 
 void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
-                                std::vector<uint64_t>& fps) {
+                                std::vector<uint32_t>& offsets) {
     // The thread's buffers, reused from bin to bin: fresh ones cost page faults on every bin.
     fill_scratch& mine = scratch_.local();
     std::vector<uint8_t>& bytes = mine.bytes;
@@ -577,7 +579,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     // cannot alias (members are reloaded after each store otherwise).
     size_t total = 0;
     for_each_record_window(bytes, 0, [&](uint32_t, unsigned n, size_t) { total += n; });
-    std::vector<uint32_t>& values = mine.values;
+    std::vector<uint32_t>& values = offsets;
     if (values.size() < total) values.resize(total);
     uint32_t* out = values.data();
     local_kmer_hashing const hashing = *hashing_;
@@ -595,30 +597,40 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
                 static_cast<uint32_t>(g.fingerprint(hashing.local_hash(kmers[i], spread)) - first);
     }
     values.resize(static_cast<size_t>(out - values.data()));
-    radix_sort(values, mine.tmp, bits);
+    radix_sort(values, mine.tmp, bits);  // may swap values' array with tmp's: both persist
     plain_.read(bin, true, bytes);
     std::vector<uint32_t>& plain = mine.plain;
     plain.resize(bytes.size() / sizeof(uint32_t));
-    if (!plain.empty()) {
-        std::memcpy(plain.data(), bytes.data(), plain.size() * sizeof(uint32_t));
-        radix_sort(plain, mine.tmp, bits);
+    // Each value once, as offsets from the bin's first fingerprint (4 bytes each: the append
+    // widens them in pieces that stay in cache, where a vector of 8-byte fingerprints went
+    // through memory twice more, written here and read back there). Written before it is known
+    // to be new (no branch); the output moves past it only if it is. Values are below 2^31, so
+    // the first is never taken for a repeat of the sentinel.
+    uint32_t last = ~uint32_t{0};
+    if (plain.empty()) {  // in place: the write never passes the read
+        uint32_t* to = values.data();
+        for (uint32_t const x : values) {
+            *to = x;
+            to += x != last;
+            last = x;
+        }
+        values.resize(static_cast<size_t>(to - values.data()));
+        return;
     }
-    // The union of the two sorted lists, each value once, as fingerprints: one pass (a
-    // std::unique of each first was two more over values just out of the sort). `fps` holds an
-    // earlier bin's: resized, not cleared, it is only zeroed where it grows.
-    fps.resize(values.size() + plain.size());
-    uint64_t* to = fps.data();
+    std::memcpy(plain.data(), bytes.data(), plain.size() * sizeof(uint32_t));
+    radix_sort(plain, mine.tmp, bits);
+    // The union of the two sorted lists in one pass.
+    std::vector<uint32_t>& merged = mine.merged;
+    merged.resize(values.size() + plain.size());
+    uint32_t* to = merged.data();
     uint32_t const* v = values.data();
     uint32_t const* const v_end = v + values.size();
     uint32_t const* p = plain.data();
     uint32_t const* const p_end = p + plain.size();
-    // Written before it is known to be new (no branch); `to` moves past it only if it is.
-    uint64_t last = ~uint64_t{0};
     auto const put = [&](uint32_t x) {
-        uint64_t const fp = first + x;
-        *to = fp;
-        to += fp != last;
-        last = fp;
+        *to = x;
+        to += x != last;
+        last = x;
     };
     while (v != v_end && p != p_end) {
         uint32_t const x = *v <= *p ? *v : *p;
@@ -628,7 +640,8 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     }
     for (; v != v_end; ++v) put(*v);
     for (; p != p_end; ++p) put(*p);
-    fps.resize(static_cast<size_t>(to - fps.data()));
+    merged.resize(static_cast<size_t>(to - merged.data()));
+    offsets.swap(merged);
 }
 
 bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const& marks,
@@ -639,19 +652,29 @@ bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const
     // goes in once, with the first bin that has it.
     bool any = false;
     uint64_t last = 0;
-    sorted_sink const once = [&](std::span<uint64_t const> fps) -> size_t {
-        size_t const skip = any && !fps.empty() && fps[0] == last ? 1 : 0;
-        size_t const took = skip + sink(fps.subspan(skip));
-        if (took > skip) {
-            any = true;
-            last = fps[took - 1];
+    // A bin's offsets widened to fingerprints a piece at a time (16 KiB: in L1 for the sink).
+    constexpr size_t piece = 2048;
+    std::vector<uint64_t> fps(piece);
+    auto const append = [&](uint32_t bin, std::vector<uint32_t> const& offsets) {
+        uint64_t const base = first_fingerprint(bin);
+        size_t at = any && !offsets.empty() && base + offsets[0] == last ? 1 : 0;
+        while (at < offsets.size()) {
+            size_t const n = std::min(piece, offsets.size() - at);
+            for (size_t i = 0; i < n; ++i) fps[i] = base + offsets[at + i];
+            size_t const took = sink(std::span<uint64_t const>(fps.data(), n));
+            if (took != 0) {
+                any = true;
+                last = fps[took - 1];
+            }
+            if (took != n) return false;
+            at += n;
         }
-        return took;
+        return true;
     };
-    return append_in_order(
+    return append_in_order<uint32_t>(
         0, bin_count(), threads,
-        [&](uint32_t bin, std::vector<uint64_t>& fps) { sorted_bin(bin, marks, fps); }, once,
-        progress);
+        [&](uint32_t bin, std::vector<uint32_t>& offsets) { sorted_bin(bin, marks, offsets); },
+        append, progress);
 }
 
 }  // namespace qmer::app

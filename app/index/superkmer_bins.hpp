@@ -272,12 +272,12 @@ class superkmer_bins {
     // The fingerprint range [first, last] of bin b (hashes b * 2^(64 - bin bits) onwards).
     uint64_t first_fingerprint(uint32_t bin) const noexcept;
     uint64_t last_fingerprint(uint32_t bin) const noexcept;
-    // Bin b's fingerprints, sorted and deduplicated, into fps.
-    void sorted_bin(uint32_t bin, overloaded_windows const& marks, std::vector<uint64_t>& fps);
+    // Bin b's fingerprints, sorted and deduplicated, into `offsets`: each less the bin's first.
+    void sorted_bin(uint32_t bin, overloaded_windows const& marks, std::vector<uint32_t>& offsets);
     // Each filling thread's buffers, kept from bin to bin.
     struct fill_scratch {
         std::vector<uint8_t> bytes;
-        std::vector<uint32_t> values, plain, tmp;
+        std::vector<uint32_t> plain, tmp, merged;
     };
 
     static bool fits(unsigned bin_bits, qf::geometry g, unsigned window_bits) noexcept;

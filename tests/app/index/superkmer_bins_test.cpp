@@ -54,7 +54,8 @@ std::vector<std::string> references(uint64_t seed) {
 }
 
 struct setup {
-    qmer::qf::geometry g = qmer::qf::geometry::with_slots(200000, 9);
+    explicit setup(uint64_t slots = 200000) : g(qmer::qf::geometry::with_slots(slots, 9)) {}
+    qmer::qf::geometry g;
     unsigned bits = qmer::locality_window_bits(g.canonical_slots());
     local_kmer_hashing hashing{31, 7, 20, bits, {}, qmer::level_window_extra_bits};
 };
@@ -191,6 +192,36 @@ TEST(superkmer_bins, random_sequence_takes_what_the_plan_expects) {
     double const per_position = static_cast<double>(b.file_bytes) / static_cast<double>(b.kmers);
     double const expected = superkmer_bins::expected_bytes_per_position(31, 20);
     EXPECT_NEAR(per_position, expected, 0.15 * expected);
+}
+
+// Bins of more fingerprints than the fill hands the sink at once (it widens each bin's 4-byte
+// offsets in pieces of 2048): every fingerprint once, in order, across the pieces and the bins.
+TEST(superkmer_bins, bins_larger_than_a_piece_reach_the_sink_whole) {
+    setup const s(2600000);
+    std::mt19937_64 rng(6);
+    std::vector<std::string> const refs{random_bases(rng, 2500000)};
+    std::vector<uint64_t> expected;
+    s.hashing.for_each(refs[0], [&](uint64_t h) { expected.push_back(s.g.fingerprint(h)); });
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+
+    superkmer_bins bins(s.hashing, s.g, uint64_t{1} << 30, ".", 64 << 10);
+    bins.add(refs[0]);
+    overloaded_windows marks;
+    marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
+    bins.mark(marks, 1e9);
+    std::vector<uint64_t> got;
+    size_t whole_pieces = 0;
+    bool const complete = bins.append_to(
+        [&](std::span<uint64_t const> fps) {
+            whole_pieces += fps.size() == 2048;
+            got.insert(got.end(), fps.begin(), fps.end());
+            return fps.size();
+        },
+        marks, 2);
+    EXPECT_TRUE(complete);
+    EXPECT_GT(whole_pieces, 100u) << "the bins must be larger than a piece";
+    EXPECT_TRUE(got == expected) << got.size() << " fingerprints for " << expected.size();
 }
 
 // A sink that stops taking (a first level that filled up) makes the fill report it.
