@@ -168,6 +168,7 @@ chunk_arena::chunk_arena(uint64_t bytes, uint32_t groups, uint64_t group_bytes)
         group_bytes_ = group_bytes;
         reserved_ = group_bytes * groups + size_;
         group_used_ = std::make_unique<std::atomic<uint64_t>[]>(groups);
+        batch_done_ = std::make_unique<std::atomic<uint32_t>[]>((groups + batch - 1) / batch);
     } else if ((base_ = reserve(size_)) != nullptr) {
         reserved_ = size_;  // a limited address space (ulimit -v): the shared range only
     } else {
@@ -199,6 +200,16 @@ uint8_t* chunk_arena::take(uint32_t group, size_t bytes) noexcept {
     }
     // The shared range holds the whole budget, so what the budget let through fits.
     return shared_base_ + shared_used_.fetch_add(rounded, std::memory_order_relaxed);
+}
+
+void chunk_arena::done_with(uint32_t group) noexcept {
+    uint32_t const first = group / batch * batch;
+    uint32_t const size = std::min(batch, groups_ - first);
+    // acq_rel: the last group's release sees every other group's taking done (they happened
+    // before each group's done_with, which the counter orders).
+    if (batch_done_[group / batch].fetch_add(1, std::memory_order_acq_rel) + 1 != size) return;
+    uint32_t const last = first + size - 1;
+    release(group_base(first), (last - first) * group_bytes_ + group_used_[last].load());
 }
 
 void chunk_arena::release(uint8_t* at, uint64_t bytes) noexcept {

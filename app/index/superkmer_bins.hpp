@@ -69,20 +69,25 @@ class chunk_arena {
     // what allow() lets it hand out) is used up.
     uint8_t* take(uint32_t group, size_t bytes) noexcept;
     void allow(uint64_t bytes) noexcept { allowed_.store(bytes, std::memory_order_relaxed); }
-    // Gives back every page handed to `group`: its own range in one call, each chunk it took from
-    // the shared range (listed by the caller, for_each_chunk(f(at, bytes))) alone. Nothing may be
-    // taken for the group afterwards.
+    // Gives back every page handed to `group`: each chunk it took from the shared range (listed
+    // by the caller, for_each_chunk(f(at, bytes))) at once, its own range with those of its batch
+    // (`batch` neighbouring groups, as a fill that sorts bins in order frees them) once all of
+    // them are given back. Nothing may be taken for the group afterwards.
     template <typename ForEachChunk>
     void give_back(uint32_t group, ForEachChunk&& for_each_chunk) noexcept {
         for_each_chunk([this](uint8_t* at, size_t bytes) {
             if (at >= shared_base_) release(at, bytes);
         });
-        if (groups_ != 0) release(group_base(group), group_used_[group].load());
+        if (groups_ != 0) done_with(group);
     }
 
   private:
     uint8_t* group_base(uint32_t group) const noexcept { return base_ + group * group_bytes_; }
     static void release(uint8_t* at, uint64_t bytes) noexcept;
+    // A group's range goes back with its batch's: the ranges of `batch` neighbouring groups in one
+    // madvise once the last of them is done (one TLB shootdown for the batch).
+    void done_with(uint32_t group) noexcept;
+    static constexpr uint32_t batch = 8;
 
     uint8_t* base_ = nullptr;
     uint64_t reserved_ = 0;
@@ -91,6 +96,7 @@ class chunk_arena {
     uint64_t group_bytes_ = 0;
     uint8_t* shared_base_ = nullptr;
     std::unique_ptr<std::atomic<uint64_t>[]> group_used_;
+    std::unique_ptr<std::atomic<uint32_t>[]> batch_done_;  // groups done, per batch
     std::atomic<uint64_t> shared_used_{0};
     std::atomic<uint64_t> used_{0};
     std::atomic<uint64_t> allowed_{~uint64_t{0}};

@@ -280,27 +280,51 @@ TEST(chunk_arena, chunks_are_disjoint_and_within_the_budget) {
     EXPECT_EQ(limited.take(1, page), nullptr) << "allow() caps what is handed out";
 }
 
-// give_back() empties exactly the group's pages (its own range and the shared chunks it lists):
-// they read as zero afterwards, and every other group's bytes are as they were written.
+// give_back() empties exactly the given groups' pages: a group's shared-range chunks at once, its
+// own range with its batch's (8 neighbouring groups) once all of them are given back. Freed pages
+// read as zero; every other group's bytes are as they were written.
 TEST(chunk_arena, giving_back_a_group_frees_its_pages_only) {
     constexpr size_t page = chunk_arena::page;
-    for (uint32_t const groups : {3u, 0u}) {  // 0: the shared range only
-        chunk_arena arena(32 * page, groups, 2 * page);
-        std::vector<std::vector<uint8_t*>> chunks(3);
+    constexpr uint32_t n = 10;               // batches of groups 0-7 and 8-9
+    for (uint32_t const groups : {n, 0u}) {  // 0: the shared range only
+        chunk_arena arena(64 * page, groups, 2 * page);
+        std::vector<std::vector<uint8_t*>> chunks(n);
         for (int round = 0; round < 3; ++round)  // the third goes to the shared range
-            for (uint32_t g = 0; g < 3; ++g) {
+            for (uint32_t g = 0; g < n; ++g) {
                 uint8_t* const at = arena.take(g, page);
                 ASSERT_NE(at, nullptr);
                 std::memset(at, static_cast<int>(g + 1), page);
                 chunks[g].push_back(at);
             }
-        arena.give_back(1, [&](auto&& give) {
-            for (uint8_t* at : chunks[1]) give(at, page);
-        });
-        for (uint32_t g = 0; g < 3; ++g)
-            for (uint8_t* at : chunks[g])
-                for (size_t i = 0; i < page; i += 512)
-                    EXPECT_EQ(at[i], g == 1 ? 0 : g + 1) << "groups " << groups << " group " << g;
+        auto give_back = [&](uint32_t g) {
+            arena.give_back(g, [&](auto&& give) {
+                for (uint8_t* at : chunks[g]) give(at, page);
+            });
+        };
+        auto check = [&](std::vector<bool> const& freed, char const* when) {
+            for (uint32_t g = 0; g < n; ++g)
+                for (size_t c = 0; c < chunks[g].size(); ++c) {
+                    // With groups, a group's own chunks (the first two) wait for its batch.
+                    bool const gone = freed[g] || (c == 2 && g == 1);
+                    EXPECT_EQ(chunks[g][c][0], gone ? 0 : g + 1)
+                        << when << ": groups " << groups << " group " << g << " chunk " << c;
+                }
+        };
+        give_back(1);
+        if (groups == 0) {
+            std::vector<bool> freed(n, false);
+            freed[1] = true;
+            check(freed, "group 1 given back, shared range only");
+            continue;
+        }
+        check(std::vector<bool>(n, false), "group 1 given back, its batch not");
+        give_back(8);
+        give_back(9);
+        std::vector<bool> freed(n, false);
+        freed[8] = freed[9] = true;
+        check(freed, "the second batch given back");
+        for (uint32_t g : {0u, 2u, 3u, 4u, 5u, 6u, 7u}) give_back(g);
+        check(std::vector<bool>(n, true), "every group given back");
     }
 }
 
