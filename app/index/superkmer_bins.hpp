@@ -48,14 +48,14 @@
 
 namespace qmer::app {
 
-// Memory for chunks that are written once and freed a group at a time (a bin of a store): an
+// Memory for chunks that are written once and freed a group (a bin of a store) at a time: an
 // anonymous mapping reserved up front (address space only), one range per group, each handed out
-// from its start, and a shared range for a group whose own is full. A group's pages go back to the
-// system in one madvise when the group is done, so that the index file's page cache, written
-// meanwhile, can take them (fresh pages cost the most on a virtual machine whose host reclaims
-// free guest memory: README, issue 16's section), and one call per group is one TLB shootdown
-// instead of one per 8-32 KiB chunk. malloc's free() of many small blocks would not give the pages
-// back at all.
+// from its start, and a shared range for a group whose own is full. The ranges of 8 neighbouring
+// groups go back to the system in one madvise once all 8 are done (a fill sorts bins in order),
+// so that the index file's page cache, written meanwhile, can take the pages (fresh pages cost
+// the most on a virtual machine whose host reclaims free guest memory: README, issue 16's
+// section), and one TLB shootdown serves 8 bins instead of one per 8-32 KiB chunk. malloc's free()
+// of many small blocks would not give the pages back at all.
 class chunk_arena {
   public:
     static constexpr size_t page = 4096;
