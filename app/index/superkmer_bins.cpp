@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "app/common/interrupt.hpp"
+#include "app/index/bin_hashing.hpp"
 #include "core/kmer/encoding.hpp"
 #include "core/kmer/minimizer.hpp"
 
@@ -43,6 +44,8 @@ constexpr unsigned max_bin_bits = 12;
 constexpr unsigned wanted_bin_bits = 10;
 constexpr unsigned most_window_bits_per_bin = 20;
 constexpr size_t min_buffer_bytes = 4096;
+// K-mers the fill gathers before hashing them (16 KiB of k-mers and 16 of spreads: in L1).
+constexpr size_t hash_batch = 1024;
 
 // A record's fields, as add() stores them (the tail's bases in its low 2 (n - 1) bits).
 struct record_fields {
@@ -597,16 +600,30 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     qf::geometry const g = g_;
     unsigned const k = hashing.k();
     uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
-    uint64_t kmers[max_run];
+    unsigned const low_shift = 32 - bin_bits_;
+    // The records' k-mers and their spreads gathered a batch at a time, then hashed in one loop
+    // (app/index/bin_hashing.hpp says why).
+    mine.kmers.resize(hash_batch + max_run);
+    mine.spreads.resize(hash_batch + max_run);
+    uint64_t* const kmers = mine.kmers.data();
+    uint64_t* const spreads = mine.spreads.data();
+    size_t gathered = 0;
+    auto const hash_gathered = [&] {
+        local_fingerprint_offsets(hashing, g, first, kmers, spreads, gathered, out);
+        out += gathered;
+        gathered = 0;
+    };
     uint8_t const* const bytes_end = bytes.data() + bytes.size();
     for (size_t at = 0; at < bytes.size(); at += record_bytes(bytes[at])) {
-        uint64_t const spread =
-            decode_record(bytes.data() + at, bytes_end, k, bin_part, bin_bits_, kmers);
+        record_fields const r = read_record(bytes.data() + at, bytes_end);
+        uint64_t const spread = bin_part | (uint64_t{r.low} << low_shift);
         if (any_marks && marks.is_marked(hashing.window_of(spread))) continue;
-        for (unsigned i = 0, n = bytes[at]; i < n; ++i)
-            *out++ =
-                static_cast<uint32_t>(g.fingerprint(hashing.local_hash(kmers[i], spread)) - first);
+        canonical_kmers(r.first, r.tail, r.n, k, kmers + gathered);
+        for (unsigned i = 0; i < r.n; ++i) spreads[gathered + i] = spread;
+        gathered += r.n;
+        if (gathered >= hash_batch) hash_gathered();
     }
+    hash_gathered();
     values.resize(static_cast<size_t>(out - values.data()));
     radix_sort(values, mine.tmp, bits);  // may swap values' array with tmp's: both persist
     plain_.read(bin, true, bytes);

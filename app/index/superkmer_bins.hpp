@@ -285,6 +285,7 @@ class superkmer_bins {
     struct fill_scratch {
         std::vector<uint8_t> bytes;
         std::vector<uint32_t> plain, tmp, merged;
+        std::vector<uint64_t> kmers, spreads;  // a batch to hash
     };
 
     static bool fits(unsigned bin_bits, qf::geometry g, unsigned window_bits) noexcept;

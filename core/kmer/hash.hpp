@@ -27,6 +27,10 @@ class kmer_hasher {
     constexpr kmer_hasher(uint64_t seed = 0) noexcept : seed_(seed), bitflip_(bitflip_of(seed)) {}
 
     constexpr uint64_t seed() const noexcept { return seed_; }
+    // The seed's part of the hash (below): for a batch version of operator() that does the same
+    // lane by lane (app/index/bin_hashing.cpp; its test pins the two equal).
+    constexpr uint64_t bitflip() const noexcept { return bitflip_; }
+    static constexpr uint64_t multiplier = 0x9FB21C651E98DF25ULL;  // XXH3 rrmxmx's
 
     constexpr uint64_t operator()(uint64_t canonical) const noexcept {
         // The two 32-bit little-endian reads at offsets 0 and 4, the first one on top.
@@ -34,14 +38,13 @@ class kmer_hasher {
         uint64_t h = input ^ bitflip_;
         // XXH3's rrmxmx finalizer, with the input length 8.
         h ^= rotl(h, 49) ^ rotl(h, 24);
-        h *= mx2;
+        h *= multiplier;
         h ^= (h >> 35) + 8;
-        h *= mx2;
+        h *= multiplier;
         return h ^ (h >> 28);
     }
 
   private:
-    static constexpr uint64_t mx2 = 0x9FB21C651E98DF25ULL;
     // XXH3's default secret, bytes 8-15 xor bytes 16-23 (little-endian words).
     static constexpr uint64_t secret_8_xor_16 = 0xC73AB174C5ECD5A2ULL;
 

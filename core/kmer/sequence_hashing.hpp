@@ -220,6 +220,8 @@ class local_kmer_hashing {
     uint64_t plain_hash(uint64_t canonical) const noexcept { return hasher_(canonical); }
     minimizer_scanner const& scanner() const noexcept { return scanner_; }
     unsigned window_bits() const noexcept { return window_bits_; }
+    unsigned extra_bits() const noexcept { return extra_bits_; }
+    kmer_hasher const& hasher() const noexcept { return hasher_; }
 
     // f(plain hash) for the k-mers of overloaded windows only, in order: the build's pass that
     // gathers what it dropped from those windows. Unlike for_each_tagged it hashes only those
