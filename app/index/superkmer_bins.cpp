@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -489,9 +490,15 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         uint8_t const* const bytes_end = bytes.data() + bytes.size();
         // A window's positions bound its distinct fingerprints: only windows with more than the
         // threshold are counted exactly.
-        std::vector<uint64_t> positions(size_t{1} << offset_bits, 0);
+        // 4-byte counts, which stop at `cap` (past the threshold: all the test needs), so that a
+        // bin's counts stay in L2 beside its records (2^15-2^20 windows a bin).
+        auto const cap = static_cast<uint32_t>(
+            std::min(std::floor(threshold) + 1, static_cast<double>(uint32_t{1} << 31)));
+        std::vector<uint32_t> positions(size_t{1} << offset_bits, 0);
+        size_t bin_records = 0;
         for_each_record_window(bytes, offset_bits, [&](uint32_t offset, unsigned n, size_t) {
-            positions[offset] += n;
+            positions[offset] = std::min(positions[offset] + n, cap);
+            ++bin_records;
         });
         std::vector<uint8_t> candidate(positions.size(), 0);
         bool any = false;
@@ -505,10 +512,15 @@ void superkmer_bins::mark(overloaded_windows& marks, double threshold) {
         // windows share at most their boundary one, so the key 2 v + (window & 1) keeps a
         // boundary fingerprint of both windows apart and radix-sorts in 32 bits. A k-mer
         // repeating the one before it (a homopolymer's) is skipped at once.
-        std::vector<size_t> records;  // where the candidates' distinct records start
+        // Where the candidates' records start: each offset written, kept if a candidate's (no
+        // branch: on a repetitive genome a record is a candidate's about as often as not).
+        std::vector<size_t> records(bin_records);
+        size_t kept = 0;
         for_each_record_window(bytes, offset_bits, [&](uint32_t offset, unsigned, size_t at) {
-            if (candidate[offset]) records.push_back(at);
+            records[kept] = at;
+            kept += candidate[offset];
         });
+        records.resize(kept);
         records = distinct_records(bytes, records);
         uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
         uint64_t kmers[max_run];
