@@ -69,6 +69,43 @@ __attribute__((target("avx512f,avx512dq"))) size_t offsets_avx512(local_kmer_has
     }
     return i;
 }
+
+__attribute__((target("avx512f,avx512dq"))) void expand_run_avx512(uint64_t first, uint64_t tail,
+                                                                   unsigned n, unsigned k,
+                                                                   uint64_t spread, uint64_t* kmers,
+                                                                   uint64_t* spreads) {
+    // K-mer i of the run: its forward strand is the first k-mer shifted up by i bases, the tail's
+    // first i bases below; its reverse strand is the first k-mer's shifted down by i bases, the
+    // reverse complement of those i bases on top (the tail's reverse complement's lowest i).
+    uint64_t const tail_reverse = n == 1 ? 0 : reverse_complement_unchecked(tail, n - 1);
+    __m512i const forward0 = _mm512_set1_epi64(static_cast<long long>(first));
+    __m512i const reverse0 =
+        _mm512_set1_epi64(static_cast<long long>(reverse_complement_unchecked(first, k)));
+    __m512i const tail_v = _mm512_set1_epi64(static_cast<long long>(tail));
+    __m512i const tail_reverse_v = _mm512_set1_epi64(static_cast<long long>(tail_reverse));
+    __m512i const kmask = _mm512_set1_epi64(static_cast<long long>(kmer_mask(k)));
+    __m512i const ones = _mm512_set1_epi64(-1);
+    __m512i const spread_v = _mm512_set1_epi64(static_cast<long long>(spread));
+    __m512i const two_k = _mm512_set1_epi64(2 * k);
+    __m512i const two_last = _mm512_set1_epi64(2 * (static_cast<long long>(n) - 1));
+    __m512i shift = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);  // 2i for the lanes' i
+    __m512i const step = _mm512_set1_epi64(16);
+    for (unsigned i = 0; i < n; i += 8) {
+        // Lanes past n compute garbage (shift counts past 63 give 0), stored in the slack.
+        __m512i const forward = _mm512_and_si512(
+            _mm512_or_si512(_mm512_sllv_epi64(forward0, shift),
+                            _mm512_srlv_epi64(tail_v, _mm512_sub_epi64(two_last, shift))),
+            kmask);
+        __m512i const low_bases =
+            _mm512_andnot_si512(_mm512_sllv_epi64(ones, shift), tail_reverse_v);
+        __m512i const reverse =
+            _mm512_or_si512(_mm512_srlv_epi64(reverse0, shift),
+                            _mm512_sllv_epi64(low_bases, _mm512_sub_epi64(two_k, shift)));
+        _mm512_storeu_si512(kmers + i, _mm512_min_epu64(forward, reverse));
+        _mm512_storeu_si512(spreads + i, spread_v);
+        shift = _mm512_add_epi64(shift, step);
+    }
+}
 #pragma GCC diagnostic pop
 
 bool has_avx512() noexcept {
@@ -77,6 +114,19 @@ bool has_avx512() noexcept {
 #endif
 
 }  // namespace
+
+void expand_run_scalar(uint64_t first, uint64_t tail, unsigned n, unsigned k, uint64_t spread,
+                       uint64_t* kmers, uint64_t* spreads) {
+    canonical_kmers(first, tail, n, k, kmers);
+    for (unsigned i = 0; i < n; ++i) spreads[i] = spread;
+}
+
+run_expander run_expander_for_this_cpu() noexcept {
+#if defined(QMER_BIN_HASHING_AVX512)
+    if (has_avx512()) return expand_run_avx512;
+#endif
+    return expand_run_scalar;
+}
 
 void local_fingerprint_offsets_scalar(local_kmer_hashing const& hashing, qf::geometry g,
                                       uint64_t first, uint64_t const* kmers,

@@ -73,23 +73,6 @@ inline record_fields read_record(uint8_t const* record, uint8_t const* end) {
     return r;
 }
 
-// The n canonical k-mers of a run, in order, into `kmers`: its first k-mer's forward strand and
-// the n - 1 bases that follow it (the last base lowest), as a record stores them.
-inline void canonical_kmers(uint64_t first, uint64_t tail, unsigned n, unsigned k,
-                            uint64_t* kmers) {
-    uint64_t const kmask = kmer_mask(k);
-    uint64_t const top = uint64_t{1} << (2 * (k - 1));
-    uint64_t forward = first;
-    uint64_t reverse = reverse_complement_unchecked(forward, k);
-    kmers[0] = forward < reverse ? forward : reverse;
-    for (unsigned i = 1; i < n; ++i) {
-        uint64_t const code = (tail >> (2 * (n - 1 - i))) & 3;
-        forward = ((forward << 2) | code) & kmask;
-        reverse = (reverse >> 2) | ((3 - code) * top);
-        kmers[i] = forward < reverse ? forward : reverse;
-    }
-}
-
 // Decodes one record: its canonical k-mers into `kmers` (in order) and the top bin_bits + 32 bits
 // of its minimizer's spread (the rest zero), returned. `bin_part`: the bin's bits in place.
 inline uint64_t decode_record(uint8_t const* record, uint8_t const* end, unsigned k,
@@ -615,8 +598,9 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     unsigned const low_shift = 32 - bin_bits_;
     // The records' k-mers and their spreads gathered a batch at a time, then hashed in one loop
     // (app/index/bin_hashing.hpp says why).
-    mine.kmers.resize(hash_batch + max_run);
-    mine.spreads.resize(hash_batch + max_run);
+    mine.kmers.resize(hash_batch + max_run + expand_slack);
+    mine.spreads.resize(hash_batch + max_run + expand_slack);
+    run_expander const expand = run_expander_for_this_cpu();
     uint64_t* const kmers = mine.kmers.data();
     uint64_t* const spreads = mine.spreads.data();
     size_t gathered = 0;
@@ -630,8 +614,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
         record_fields const r = read_record(bytes.data() + at, bytes_end);
         uint64_t const spread = bin_part | (uint64_t{r.low} << low_shift);
         if (any_marks && marks.is_marked(hashing.window_of(spread))) continue;
-        canonical_kmers(r.first, r.tail, r.n, k, kmers + gathered);
-        for (unsigned i = 0; i < r.n; ++i) spreads[gathered + i] = spread;
+        expand(r.first, r.tail, r.n, k, spread, kmers + gathered, spreads + gathered);
         gathered += r.n;
         if (gathered >= hash_batch) hash_gathered();
     }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -46,6 +47,46 @@ TEST(bin_hashing, batch_equals_the_scalar_functions) {
         ASSERT_EQ(batch, scalar) << "round " << round << ": window bits " << window_bits
                                  << ", extra " << extra_bits << ", slots " << slots << ", r "
                                  << remainder_bits << ", n " << n;
+    }
+}
+
+TEST(bin_hashing, runs_expand_as_the_scalar_scan_does) {
+    // Every k, every run length a record holds (1 to k + 1), random bases: the CPU's expander
+    // (AVX-512 where it has it) gives canonical_kmers' k-mers, and the scalar one does too.
+    std::mt19937_64 rng(20261128);
+    auto const expand = qmer::app::run_expander_for_this_cpu();
+    for (unsigned k = 1; k <= 32; ++k) {
+        for (unsigned n = 1; n <= k + 1 && n <= 33; ++n) {
+            for (int round = 0; round < 20; ++round) {
+                uint64_t const first = rng() & qmer::kmer_mask(k);
+                uint64_t const tail = n == 1 ? 0 : rng() & (~uint64_t{0} >> (64 - 2 * (n - 1)));
+                uint64_t const spread = rng();
+                std::vector<uint64_t> expected(n);
+                qmer::app::canonical_kmers(first, tail, n, k, expected.data());
+                for (auto* f : {expand, &qmer::app::expand_run_scalar}) {
+                    std::vector<uint64_t> kmers(n + qmer::app::expand_slack, 1),
+                        spreads(n + qmer::app::expand_slack, 1);
+                    f(first, tail, n, k, spread, kmers.data(), spreads.data());
+                    ASSERT_EQ(std::vector<uint64_t>(kmers.begin(), kmers.begin() + n), expected)
+                        << "k " << k << " n " << n;
+                    for (unsigned i = 0; i < n; ++i) ASSERT_EQ(spreads[i], spread);
+                }
+            }
+        }
+    }
+    // The k-mers are those of the sequence itself: a run cut from a known one.
+    std::string const bases = "ACGTTGCAAGGCTTACCGATTAGCATCGGATCCAGTACGT";
+    unsigned const k = 21, n = static_cast<unsigned>(bases.size()) - k + 1;
+    ASSERT_LE(n, k + 1);
+    uint64_t first = 0, tail = 0;
+    for (unsigned i = 0; i < k; ++i) first = first << 2 | qmer::encode_base(bases[i]);
+    for (unsigned i = k; i < bases.size(); ++i) tail = tail << 2 | qmer::encode_base(bases[i]);
+    std::vector<uint64_t> kmers(n + qmer::app::expand_slack), spreads(kmers.size());
+    expand(first, tail, n, k, 0, kmers.data(), spreads.data());
+    for (unsigned i = 0; i < n; ++i) {
+        uint64_t forward = 0;
+        for (unsigned j = 0; j < k; ++j) forward = forward << 2 | qmer::encode_base(bases[i + j]);
+        EXPECT_EQ(kmers[i], qmer::canonical(forward, k)) << "k-mer " << i;
     }
 }
 
