@@ -106,6 +106,25 @@ __attribute__((target("avx512f,avx512dq"))) void expand_run_avx512(uint64_t firs
         shift = _mm512_add_epi64(shift, step);
     }
 }
+// Lane j is kept where it differs from lane j - 1 (lane 0: the previous vector's last); the kept
+// lanes are packed in a register and stored whole, 16 lanes at `out + written` (compress straight
+// to memory is microcoded on AMD's Zen 4), which never passes the lanes just read.
+__attribute__((target("avx512f"))) size_t unique_copy_avx512(uint32_t const* in, size_t n,
+                                                             uint32_t& last, uint32_t* out,
+                                                             size_t& written) {
+    __m512i previous = _mm512_set1_epi32(static_cast<int>(last));
+    size_t i = 0, o = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i const x = _mm512_loadu_si512(in + i);
+        __mmask16 const keep = _mm512_cmpneq_epu32_mask(x, _mm512_alignr_epi32(x, previous, 15));
+        last = in[i + 15];
+        _mm512_storeu_si512(out + o, _mm512_maskz_compress_epi32(keep, x));
+        o += static_cast<size_t>(__builtin_popcount(keep));
+        previous = x;
+    }
+    written = o;
+    return i;
+}
 #pragma GCC diagnostic pop
 
 bool has_avx512() noexcept {
@@ -126,6 +145,21 @@ run_expander run_expander_for_this_cpu() noexcept {
     if (has_avx512()) return expand_run_avx512;
 #endif
     return expand_run_scalar;
+}
+
+size_t unique_copy(uint32_t const* in, size_t n, uint32_t& last, uint32_t* out) {
+    size_t i = 0, o = 0;
+#if defined(QMER_BIN_HASHING_AVX512)
+    if (has_avx512()) i = unique_copy_avx512(in, n, last, out, o);
+#endif
+    // Written before it is known to be new (no branch); the output moves past it only if it is.
+    for (; i < n; ++i) {
+        uint32_t const x = in[i];
+        out[o] = x;
+        o += x != last;
+        last = x;
+    }
+    return o;
 }
 
 void local_fingerprint_offsets_scalar(local_kmer_hashing const& hashing, qf::geometry g,

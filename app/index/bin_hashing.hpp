@@ -47,6 +47,13 @@ void expand_run_scalar(uint64_t first, uint64_t tail, unsigned n, unsigned k, ui
 // The AVX-512 expander where the CPU has it, else the scalar one.
 run_expander run_expander_for_this_cpu() noexcept;
 
+// Copies in[0, n) to `out` without the values equal to the one before them (in[0] compared with
+// `last`, which becomes in[n - 1]); returns how many it wrote. `out` may be `in` itself or lie
+// before it (the fill deduplicates a bin's sorted values in place): it writes only below
+// out + n, and at each place after reading what was there. Sixteen at a time with AVX-512 where
+// the CPU has it (the scalar loop's output pointer is a chain through every value).
+size_t unique_copy(uint32_t const* in, size_t n, uint32_t& last, uint32_t* out);
+
 // out[i] = g.fingerprint(hashing.local_hash(kmers[i], spreads[i])) - first, truncated to 32 bits,
 // for i < n (the fill's offsets from its bin's first fingerprint).
 void local_fingerprint_offsets(local_kmer_hashing const& hashing, qf::geometry g, uint64_t first,

@@ -90,6 +90,33 @@ TEST(bin_hashing, runs_expand_as_the_scalar_scan_does) {
     }
 }
 
+TEST(bin_hashing, unique_copy_drops_repeats_in_place_and_out) {
+    // Sorted values with runs of repeats across the 16-lane boundaries, `last` equal to the first
+    // value or not, in place and into another buffer: std::unique's result, and `last` carried.
+    std::mt19937_64 rng(20261129);
+    for (size_t n = 0; n <= 100; ++n) {
+        for (int round = 0; round < 10; ++round) {
+            std::vector<uint32_t> in(n);
+            uint32_t x = static_cast<uint32_t>(rng() % 5);
+            for (auto& v : in) v = x += static_cast<uint32_t>(rng() % 3 == 0 ? 1 : 0);
+            uint32_t const before = round % 2 == 0 || n == 0 ? ~uint32_t{0} : in[0];
+            std::vector<uint32_t> expected;
+            uint32_t seen = before;
+            for (uint32_t v : in)
+                if (v != seen) expected.push_back(seen = v);
+            for (bool in_place : {false, true}) {
+                std::vector<uint32_t> source = in, out(n, 7);
+                uint32_t* const to = in_place ? source.data() : out.data();
+                uint32_t last = before;
+                size_t const written = qmer::app::unique_copy(source.data(), n, last, to);
+                ASSERT_EQ(std::vector<uint32_t>(to, to + written), expected)
+                    << "n " << n << (in_place ? " in place" : "");
+                ASSERT_EQ(last, n == 0 ? before : in.back());
+            }
+        }
+    }
+}
+
 TEST(bin_hashing, scalar_is_the_hash_the_query_takes) {
     // The scalar path is local_hash and fingerprint themselves, so the fill's offsets are the
     // query's fingerprints less the bin's first.
