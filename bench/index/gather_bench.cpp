@@ -7,9 +7,9 @@
 //   super_kmers_hash/K   and every k-mer's plain hash (kmer_hasher), summed
 //   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog (how the one-read build
 //                        counted the distinct k-mers before it sampled them)
-//   gather_uncounted/K   superkmer_bins::add without a count: the records written to 2^10 bins in
-//                        memory
-//   gather/K             the same with the build's count (the k-mers of one minimizer in eight,
+//   gather_uncounted/K/B superkmer_bins::add without a count: the records written to 2^B bins in
+//                        memory (a build gathers into 2^10 to 2^12: 2^12 from ~2^32 k-mers)
+//   gather/K/B           the same with the build's count (the k-mers of one minimizer in eight,
 //                        core/sketch/group_sampled_count.hpp): the reading pass itself, less the
 //                        parsing
 // bench/index/README.md has the command and results.
@@ -91,9 +91,9 @@ void gather_with(benchmark::State& state, qmer::sketch::group_sampled_count* cou
     auto const scanner = scanner_for(state);
     // Address space for every iteration's records (~23 MB each); only the pages written are
     // taken, fresh ones as in a build.
-    qmer::app::superkmer_bins bins(scanner, 10, uint64_t{16} << 30,
-                                   std::filesystem::temp_directory_path().string(), 32 << 20,
-                                   counter);
+    qmer::app::superkmer_bins bins(
+        scanner, static_cast<unsigned>(state.range(1)), uint64_t{16} << 30,
+        std::filesystem::temp_directory_path().string(), 32 << 20, counter);
     for (auto _ : state) benchmark::DoNotOptimize(bins.add(seq));
     set_counters(state);
 }
@@ -111,8 +111,14 @@ void gather(benchmark::State& state) {
 BENCHMARK(super_kmers)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(super_kmers_hash)->Arg(31)->Unit(benchmark::kMillisecond);
 BENCHMARK(super_kmers_count)->Arg(31)->Unit(benchmark::kMillisecond);
-BENCHMARK(gather_uncounted)->Arg(31)->Unit(benchmark::kMillisecond);
-BENCHMARK(gather)->Arg(31)->Unit(benchmark::kMillisecond);
+BENCHMARK(gather_uncounted)
+    ->Args({31, 8})
+    ->Args({31, 9})
+    ->Args({31, 10})
+    ->Args({31, 11})
+    ->Args({31, 12})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(gather)->Args({31, 10})->Args({31, 12})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
