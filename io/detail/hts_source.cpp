@@ -4,8 +4,10 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
+#include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -36,6 +38,7 @@ class hts_source final : public record_source {
         // the read waits forever (htslib 1.16; found by fuzz/sequence_reader_fuzz, see
         // tests/regressions/bam_header_with_threads_hangs_test.cpp). Threads started after the
         // header continue from the block the header read stopped in.
+        check_bam_header_sizes();
         header_ = sam_hdr_read(fp_);
         if (header_ == nullptr) {
             close();
@@ -94,6 +97,42 @@ class hts_source final : public record_source {
     }
 
   private:
+    // A BAM header gives its text's length, then (after the text) its reference count, and
+    // htslib 1.16 allocates both as given before it reads them: a damaged 16-byte file asked for
+    // 1 GiB (found by fuzz/sequence_reader_fuzz;
+    // tests/regressions/bam_header_claims_gigabytes_test.cpp). What the first BGZF block shows is
+    // checked first, against bounds no real header nears (256 MiB of text, 2^26 references: each of
+    // htslib's two arrays then stays under 512 MiB). A count beyond the first block is left to
+    // htslib.
+    void check_bam_header_sizes() {
+        if (fp_->format.format != bam || !fp_->is_bgzf) return;
+        BGZF* const bgzf = fp_->fp.bgzf;
+        if (bgzf_peek(bgzf) < 0) return;  // empty or unreadable: htslib's own error follows
+        auto const* const at =
+            static_cast<unsigned char const*>(bgzf->uncompressed_block) + bgzf->block_offset;
+        size_t const shown = static_cast<size_t>(bgzf->block_length - bgzf->block_offset);
+        auto const le32 = [&](size_t offset) {
+            return static_cast<uint32_t>(at[offset]) | static_cast<uint32_t>(at[offset + 1]) << 8 |
+                   static_cast<uint32_t>(at[offset + 2]) << 16 |
+                   static_cast<uint32_t>(at[offset + 3]) << 24;
+        };
+        if (shown < 8 || std::memcmp(at, "BAM\1", 4) != 0) return;
+        uint32_t const text = le32(4);
+        constexpr uint32_t most_text = uint32_t{256} << 20;
+        if (text > most_text) {
+            close();
+            throw input_error(path_ + ": damaged BAM header: it declares " + std::to_string(text) +
+                              " bytes of header text (more than 256 MiB)");
+        }
+        if (shown < 12 + size_t{text}) return;
+        uint32_t const references = le32(8 + size_t{text});
+        if (references > uint32_t{1} << 26) {
+            close();
+            throw input_error(path_ + ": damaged BAM header: it declares " +
+                              std::to_string(references) + " reference sequences (more than 2^26)");
+        }
+    }
+
     void append(record_batch& batch, bool reverse) {
         std::string_view const name(bam_get_qname(record_));
         size_t const length = static_cast<size_t>(record_->core.l_qseq);
