@@ -217,8 +217,19 @@ sequence_reader::sequence_reader(std::string path, reader_options options)
         throw input_error(path_ + ": truncated BGZF data: the end-of-file marker block is missing");
     }
     // Only BGZF can be inflated by several threads (its blocks are independent); plain gzip is one
-    // deflate stream. bgzf_mt must come before the first read.
+    // deflate stream. The first block is read before the threads start: htslib 1.16's threaded
+    // reader takes a first block it cannot parse for the start of a plain gzip stream, falls back
+    // to reading the file so, and accepted an input that a read without threads refuses (found
+    // by fuzz/sequence_reader_fuzz;
+    // tests/regressions/bgzf_threads_accept_a_bad_first_block_test.cpp). The threads go on from the
+    // next block, as hts_source's do after a BAM header.
     if (options_.decompression_threads > 0 && is_bgzf) {
+        if (bgzf_peek(fp) < -1) {
+            int const error = fp->errcode;
+            bgzf_close(fp);
+            throw input_error(path_ + ": truncated or corrupt gzip/BGZF data (htslib error " +
+                              std::to_string(error) + ")");
+        }
         if (bgzf_mt(fp, static_cast<int>(options_.decompression_threads), 256) != 0) {
             bgzf_close(fp);
             throw input_error(path_ + ": cannot start decompression threads");
