@@ -227,8 +227,7 @@ sequence_reader::sequence_reader(std::string path, reader_options options)
         if (bgzf_peek(fp) < -1) {
             int const error = fp->errcode;
             bgzf_close(fp);
-            throw input_error(path_ + ": truncated or corrupt gzip/BGZF data (htslib error " +
-                              std::to_string(error) + ")");
+            throw input_error(path_ + ": " + detail::bgzf_failure(error));
         }
         if (bgzf_mt(fp, static_cast<int>(options_.decompression_threads), 256) != 0) {
             bgzf_close(fp);

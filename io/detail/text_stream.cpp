@@ -85,12 +85,16 @@ std::string text_stream::failure() const {
     // A cut-short gzip member shows up as a zlib error together with an I/O error (htslib sets
     // both), so the decompression bits are looked at first.
     if (missing_eof_) return "truncated BGZF data: the end-of-file marker block is missing";
+    return bgzf_failure(errcode_);
+}
+
+std::string bgzf_failure(int errcode) {
     // A BGZF block cut short is reported as an I/O error alone (the read came up short).
     std::string what = "truncated or unreadable data (read error)";
-    if (errcode_ & (BGZF_ERR_ZLIB | BGZF_ERR_HEADER | BGZF_ERR_CRC)) {
+    if (errcode & (BGZF_ERR_ZLIB | BGZF_ERR_HEADER | BGZF_ERR_CRC)) {
         what = "truncated or corrupt gzip/BGZF data";
     }
-    return what + " (htslib error " + std::to_string(errcode_) + ")";
+    return what + " (htslib error " + std::to_string(errcode) + ")";
 }
 
 }  // namespace qmer::io::detail

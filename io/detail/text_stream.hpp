@@ -16,6 +16,11 @@ struct BGZF;
 
 namespace qmer::io::detail {
 
+// What a BGZF error state means, for a message: "truncated or corrupt gzip/BGZF data (htslib
+// error 3)" for a decompression error, "truncated or unreadable data (read error) (...)" for an
+// I/O error alone.
+std::string bgzf_failure(int errcode);
+
 class text_stream {
   public:
     // Takes ownership of fp (closed by the destructor). path is only used in messages.

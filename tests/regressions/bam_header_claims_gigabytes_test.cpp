@@ -1,9 +1,10 @@
 // Regression (found by fuzz/sequence_reader_fuzz, fuzz/findings/bam_header_claims_gigabytes.bam):
-// a 16-byte file, "BAM\1" and a header text length of 1,094,863,108 bytes, made htslib 1.16's bam_hdr_read()
-// allocate that much before reading (libFuzzer's 1 GiB allocation limit stopped it; a reader of a
-// damaged file should not take gigabytes to say so). io/detail/hts_source.cpp checks the text
-// length and the reference count that the first block shows against bounds no real header nears
-// (256 MiB of text, 2^26 references) and refuses the file as a damaged BAM header, naming it.
+// a 16-byte file, "BAM\1" and a header text length of 1,094,863,108 bytes, made htslib 1.16's
+// bam_hdr_read() allocate that much before reading (libFuzzer's 1 GiB allocation limit stopped
+// it; a reader of a damaged file should not take gigabytes to say so). io/detail/hts_source.cpp
+// checks the text length and the reference count that the first block shows against bounds no
+// real header nears (256 MiB of text, 2^26 references) and refuses the file as a damaged BAM
+// header, naming it.
 
 #include <gtest/gtest.h>
 
