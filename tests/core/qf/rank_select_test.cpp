@@ -291,6 +291,165 @@ TEST(rank_select_writer, stops_where_append_sorted_stops) {
     }
 }
 
+// The layout as the top of rank_select.hpp defines it, bit by bit: each fingerprint at the first
+// free slot at or after its quotient, its quotient's occupied bit, its remainder, a run-end bit at
+// the last slot of each quotient, and each block's offset from the last slot taken by a smaller
+// quotient. The writer must produce exactly these words.
+std::vector<uint64_t> layout_by_definition(qf::rank_select::shape shape,
+                                           std::vector<uint64_t> const& fps) {
+    qf::rank_select::fields const at{shape.block_slots(), shape.remainder_bits};
+    unsigned const s = at.s, r = at.r;
+    std::vector<uint64_t> words(shape.words(), 0);
+    auto block = [&](uint64_t slot) { return words.data() + slot / s * 8; };
+    std::vector<uint64_t> pos(fps.size());
+    uint64_t next = 0;
+    for (size_t i = 0; i < fps.size(); ++i) {
+        uint64_t const q = fps[i] >> r;
+        pos[i] = std::max(q, next);
+        next = pos[i] + 1;
+        qf::rank_select::or_bits(block(q), at.occupieds() + static_cast<unsigned>(q % s), 1, 1);
+        qf::rank_select::or_bits(block(pos[i]), at.remainder(static_cast<unsigned>(pos[i] % s)), r,
+                                 fps[i] & ((uint64_t{1} << r) - 1));
+        if (i + 1 == fps.size() || fps[i + 1] >> r != q)
+            qf::rank_select::or_bits(block(pos[i]),
+                                     at.runends() + static_cast<unsigned>(pos[i] % s), 1, 1);
+    }
+    size_t i = 0;
+    uint64_t end = 0;  // one past the last slot of a quotient below the block
+    for (size_t b = 0; b < shape.blocks(); ++b) {
+        for (; i < fps.size() && fps[i] >> r < b * s; ++i) end = pos[i] + 1;
+        if (end > b * s) words[b * 8] |= end - b * s;
+    }
+    return words;
+}
+
+// Sorted distinct fingerprints for `shape`: `n` uniform ones, and `crowds` quotients that take
+// `per_crowd` consecutive remainders each (runs far longer than a block, clusters that push
+// later quotients many blocks on).
+std::vector<uint64_t> writer_input(qf::rank_select::shape shape, size_t n, size_t crowds,
+                                   uint64_t per_crowd, std::mt19937_64& rng) {
+    unsigned const r = shape.remainder_bits;
+    uint64_t const space = shape.canonical_slots << r;
+    std::vector<uint64_t> fps;
+    for (size_t i = 0; i < n; ++i) fps.push_back(rng() % space);
+    for (size_t c = 0; c < crowds; ++c) {
+        uint64_t const q = rng() % shape.canonical_slots;
+        uint64_t const most = r >= 40 ? per_crowd : std::min(per_crowd, uint64_t{1} << r);
+        for (uint64_t x = 0; x < most; ++x) fps.push_back(q << r | x);
+    }
+    std::sort(fps.begin(), fps.end());
+    fps.erase(std::unique(fps.begin(), fps.end()), fps.end());
+    // Those that fit the table's slots.
+    uint64_t next = 0;
+    size_t fit = 0;
+    for (; fit < fps.size() && std::max(fps[fit] >> r, next) < shape.total_slots; ++fit)
+        next = std::max(fps[fit] >> r, next) + 1;
+    fps.resize(fit);
+    return fps;
+}
+
+// Every remainder width's block shape, sparse to nearly full tables, uniform and crowded
+// fingerprints, handed over in pieces of 1 to 3000 (slides of the writer's window at every
+// point, and windows that must grow past their 64 blocks), with duplicates on the way: the same
+// words as the layout's definition.
+TEST(rank_select_writer, writes_the_layout_as_defined) {
+    std::mt19937_64 rng(41);
+    for (unsigned r : {1u, 2u, 3u, 5u, 7u, 8u, 11u, 13u, 16u, 21u, 31u, 32u, 33u, 47u, 50u, 61u}) {
+        for (double fill : {0.02, 0.5, 0.9, 0.99}) {
+            for (size_t crowds : {size_t{0}, size_t{3}}) {
+                // Fingerprints of at most 63 bits: few quotients for the widest remainders.
+                uint64_t const canonical =
+                    std::min<uint64_t>(20000 + rng() % 5000, uint64_t{1} << (63 - r));
+                qf::rank_select::shape const shape{canonical, canonical + canonical / 8, r};
+                // About fill * canonical fingerprints, a crowd taking up to 3000 of them.
+                auto const n = static_cast<size_t>(fill * static_cast<double>(canonical));
+                size_t const crowded = std::min<size_t>(crowds * 3000, n / 2);
+                auto fps = writer_input(shape, n - crowded, crowds, crowded / 3 + 1, rng);
+                auto const expected = layout_by_definition(shape, fps);
+                // Duplicates of some fingerprints, which the writer skips.
+                std::vector<uint64_t> input;
+                for (uint64_t fp : fps) {
+                    input.push_back(fp);
+                    if (rng() % 50 == 0) input.push_back(fp);
+                }
+                qf::rank_select_writer w(shape);
+                std::vector<uint64_t> words;
+                auto keep = [&](std::span<uint64_t const> c) {
+                    words.insert(words.end(), c.begin(), c.end());
+                };
+                for (size_t at = 0; at < input.size();) {
+                    size_t const piece = std::min<size_t>(input.size() - at, 1 + rng() % 3000);
+                    ASSERT_EQ(w.append(std::span<uint64_t const>(input).subspan(at, piece), keep),
+                              piece);
+                    at += piece;
+                }
+                ASSERT_EQ(w.finish(keep), fps.size());
+                ASSERT_EQ(words, expected) << "r " << r << " fill " << fill << " crowds " << crowds;
+            }
+        }
+    }
+}
+
+// A run may end at most max_scan_blocks blocks past its quotient's (a lookup scans no farther),
+// and a block's offset must fit 16 bits: at each limit the writer writes, one slot past it, it
+// refuses (when the run is written, or at finish).
+TEST(rank_select_writer, refuses_a_run_past_the_lookups_reach_and_an_offset_past_16_bits) {
+    auto write_all = [](qf::rank_select::shape shape, std::vector<uint64_t> const& fps) {
+        qf::rank_select_writer w(shape);
+        auto ignore = [](std::span<uint64_t const>) {};
+        for (size_t at = 0; at < fps.size(); at += 1000)
+            w.append(
+                std::span<uint64_t const>(fps).subspan(at, std::min<size_t>(1000, fps.size() - at)),
+                ignore);
+        w.finish(ignore);
+    };
+    auto message = [&](qf::rank_select::shape shape, std::vector<uint64_t> const& fps) {
+        try {
+            write_all(shape, fps);
+        } catch (std::invalid_argument const& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    {
+        // r = 61: 7 slots a block, so a run reaches max_scan_blocks before an offset needs 17 bits.
+        // Quotient 3 in block 0 (slots 0-6): its run may end in block max_scan_blocks at most.
+        unsigned const r = 61, s = qf::rank_select::slots_per_block(r);
+        uint64_t const last_slot = (qf::rank_select::max_scan_blocks + 1) * s - 1;
+        qf::rank_select::shape const shape{100, last_slot + 10, r};
+        std::vector<uint64_t> fps;
+        for (uint64_t x = 0; x + 3 <= last_slot; ++x) fps.push_back(uint64_t{3} << r | x);
+        EXPECT_EQ(message(shape, fps), "");
+        fps.push_back(uint64_t{3} << r | (last_slot - 2));
+        EXPECT_NE(message(shape, fps).find("too far"), std::string::npos);
+        // The same run followed by a later quotient of the block.
+        fps.push_back(uint64_t{5} << r);
+        EXPECT_NE(message(shape, fps).find("too far"), std::string::npos);
+    }
+    {
+        // A run twice as far (refused before the writer's window grows to hold it).
+        unsigned const r = 50, s = qf::rank_select::slots_per_block(r);
+        uint64_t const slots = 2 * (qf::rank_select::max_scan_blocks + 1) * s;
+        qf::rank_select::shape const shape{1000, slots + 100, r};
+        std::vector<uint64_t> fps;
+        for (uint64_t x = 0; x < slots; ++x) fps.push_back(uint64_t{3} << r | x);
+        EXPECT_NE(message(shape, fps).find("too far"), std::string::npos);
+    }
+    {
+        // r = 1: 64 slots a block. Quotients from 0 on with both remainders each: block b begins
+        // 64 b slots into the cluster, so block 1024 needs offset 65536.
+        unsigned const r = 1;
+        auto cluster = [](uint64_t quotients) {
+            std::vector<uint64_t> fps;
+            for (uint64_t q = 0; q < quotients; ++q) fps.insert(fps.end(), {q << 1, q << 1 | 1});
+            return fps;
+        };
+        qf::rank_select::shape const shape{200000, 300000, r};
+        EXPECT_EQ(message(shape, cluster(1023 * 64 + 1)), "");  // block 1023: offset 65472
+        EXPECT_NE(message(shape, cluster(1024 * 64 + 1)).find("16 bits"), std::string::npos);
+    }
+}
+
 // Damaged words: every lookup returns (bounded scans, reads inside the words) and reading back
 // either succeeds or says what is wrong. Run under ASan by scripts/sanitize.
 TEST(rank_select, damaged_words_never_crash_or_hang_a_lookup) {
