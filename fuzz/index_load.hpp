@@ -4,8 +4,6 @@
 // filter kind (app::filter_kind_of_index) and rebuild the filter from the sections (the codec's
 // load, app/filters/persistence.hpp), then ask it for a few hashes as a query would.
 
-#include <xxhash.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -86,19 +84,27 @@ inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t c
     return result;
 }
 
-// True when the last 8 bytes are the XXH3-64 of everything before them (the index format's seal).
+// The checksum of everything before the last 8 bytes, by the rule of the format version the
+// bytes state (io::index_checksum; version 0 when too short to state one).
+inline uint64_t checksum_of(std::vector<uint8_t> const& bytes) {
+    uint32_t version = 0;
+    if (bytes.size() >= 12) std::memcpy(&version, bytes.data() + 8, sizeof version);
+    return io::index_checksum(version, bytes.data(), bytes.size() - 8);
+}
+
+// True when the last 8 bytes are that checksum (the index format's seal).
 inline bool checksum_matches(std::vector<uint8_t> const& bytes) {
     if (bytes.size() < 8) return false;
     uint64_t stored;
     std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
-    return XXH3_64bits(bytes.data(), bytes.size() - 8) == stored;
+    return checksum_of(bytes) == stored;
 }
 
 // Rewrites the last 8 bytes with the checksum of the rest, so that a changed file gets past the
 // checksum and the header, section and filter checks behind it are what the fuzzer explores.
 inline void reseal(std::vector<uint8_t>& bytes) {
     if (bytes.size() < 8) return;
-    uint64_t const sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
+    uint64_t const sum = checksum_of(bytes);
     std::memcpy(bytes.data() + bytes.size() - 8, &sum, 8);
 }
 

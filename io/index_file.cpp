@@ -165,9 +165,91 @@ index_header decode_header(char const* data, size_t size, uint32_t version,
     return h;
 }
 
+// XXH3-64 over bytes given in order.
+struct xxh3_stream {
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state{XXH3_createState(),
+                                                                   &XXH3_freeState};
+    xxh3_stream() {
+        if (!state) throw std::bad_alloc();
+        XXH3_64bits_reset(state.get());
+    }
+    void update(void const* bytes, size_t size) { XXH3_64bits_update(state.get(), bytes, size); }
+    uint64_t digest() const { return XXH3_64bits_digest(state.get()); }
+    void reset() { XXH3_64bits_reset(state.get()); }
+};
+
+// The format version a file's bytes 8-11 state (0 when it is shorter): which checksum rule to
+// sum it by, before anything else of it is checked.
+uint32_t stated_version(int fd, size_t size) {
+    uint32_t version = 0;
+    if (size >= 12 && ::pread(fd, &version, sizeof version, 8) != sizeof version) version = 0;
+    return version;
+}
+
+}  // namespace
+
+struct index_checksum_stream::impl {
+    bool piecewise;
+    xxh3_stream sum;               // the whole stream, or the current piece's
+    uint64_t in_piece = 0;         // bytes of the current piece
+    std::vector<uint64_t> pieces;  // digests of the finished pieces
+};
+
+index_checksum_stream::index_checksum_stream(uint32_t format_version)
+    : impl_(std::make_unique<impl>(impl{format_version >= piecewise_checksum_since, {}, 0, {}})) {}
+
+index_checksum_stream::~index_checksum_stream() = default;
+
+void index_checksum_stream::update(void const* bytes, size_t size) {
+    impl& s = *impl_;
+    if (!s.piecewise) {
+        s.sum.update(bytes, size);
+        return;
+    }
+    auto const* p = static_cast<char const*>(bytes);
+    while (size > 0) {
+        size_t const n =
+            static_cast<size_t>(std::min<uint64_t>(size, checksum_piece_bytes - s.in_piece));
+        s.sum.update(p, n);
+        s.in_piece += n;
+        p += n;
+        size -= n;
+        if (s.in_piece == checksum_piece_bytes) {
+            s.pieces.push_back(s.sum.digest());
+            s.sum.reset();
+            s.in_piece = 0;
+        }
+    }
+}
+
+uint64_t index_checksum_stream::digest(
+    std::span<std::pair<uint64_t, uint64_t> const> replaced) const {
+    impl const& s = *impl_;
+    if (!s.piecewise) {
+        if (!replaced.empty()) throw std::logic_error("index_checksum_stream: not piecewise");
+        return s.sum.digest();
+    }
+    std::vector<uint64_t> digests = s.pieces;
+    if (s.in_piece > 0) digests.push_back(s.sum.digest());
+    for (auto const& [piece, sum] : replaced) {
+        if (piece >= digests.size()) throw std::logic_error("index_checksum_stream: no such piece");
+        digests[piece] = sum;
+    }
+    return XXH3_64bits(digests.data(), digests.size() * sizeof(uint64_t));
+}
+
+uint64_t index_checksum(uint32_t format_version, void const* bytes, size_t size) {
+    index_checksum_stream sum(format_version);
+    sum.update(bytes, size);
+    return sum.digest();
+}
+
+namespace {
+
 // Reads bytes [0, size) of fd, at most `piece` bytes at a time, each piece into place(offset)
-// (room for it), and sums all but the last 8 bytes (the stored checksum) with XXH3-64 while each
-// piece is still in cache. error: the errno of a failed read, -1 for a file shorter than size.
+// (room for it), and sums all but the last 8 bytes (the stored checksum) by the rule of the
+// version the file states (index_checksum) while each piece is still in cache. error: the errno of
+// a failed read, -1 for a file shorter than size.
 struct read_result {
     int error = 0;
     uint64_t sum = 0;
@@ -186,26 +268,23 @@ int pread_fully(int fd, char* at, size_t len, size_t offset) {
 
 template <typename Place>
 read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
-    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                   &XXH3_freeState);
-    if (!state) throw std::bad_alloc();
-    XXH3_64bits_reset(state.get());
+    index_checksum_stream sum(stated_version(fd, size));
     size_t const summed = size >= 8 ? size - 8 : 0;
     for (size_t done = 0; done < size;) {
         char* const at = place(done);
         size_t const n = std::min(size - done, piece);
         if (int const e = pread_fully(fd, at, n, done); e != 0) return {e, 0};
-        if (done < summed) XXH3_64bits_update(state.get(), at, std::min(summed, done + n) - done);
+        if (done < summed) sum.update(at, std::min(summed, done + n) - done);
         done += n;
     }
-    return {0, XXH3_64bits_digest(state.get())};
+    return {0, sum.digest()};
 }
 
 // Copies bytes [0, size) of fd into `out` in pieces of `piece` bytes and sums all but the last 8
-// with XXH3-64, as read_and_sum does, but with up to `threads` threads reading pieces at once:
+// as read_and_sum does, but with up to `threads` threads reading pieces at once:
 // most of a copy into fresh memory is the kernel's (faulting in and zeroing the huge pages,
-// copying out of the page cache), and that scales with threads. The stored checksum is one XXH3
-// stream over the file, so the calling thread sums the pieces in file order, each as soon as it
+// copying out of the page cache), and that scales with threads. The calling thread sums the pieces
+// in file order, each as soon as it
 // has arrived, and reads pieces itself while the next one to sum is still on its way. poll() runs
 // on the calling thread between pieces; when it throws, the other threads finish the piece they
 // hold and stop before it is rethrown.
@@ -238,10 +317,7 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
         return true;
     };
 
-    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> sum(XXH3_createState(),
-                                                                 &XXH3_freeState);
-    if (!sum) throw std::bad_alloc();
-    XXH3_64bits_reset(sum.get());
+    index_checksum_stream sum(stated_version(fd, size));
     {
         std::vector<std::jthread> helpers;
         // Declared after the helpers, so destroyed first: whatever way this block is left, the
@@ -267,20 +343,21 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
             state[i].wait(0, std::memory_order_acquire);
             if (state[i].load(std::memory_order_acquire) != 1) break;
             size_t const begin = i * piece, end = std::min(summed, begin + piece);
-            if (begin < end) XXH3_64bits_update(sum.get(), out + begin, end - begin);
+            if (begin < end) sum.update(out + begin, end - begin);
         }
     }
     if (int const e = error.load(); e != 0) return {e, 0};
-    return {0, XXH3_64bits_digest(sum.get())};
+    return {0, sum.digest()};
 }
 
 }  // namespace
 
 struct index_writer::impl {
     output_file out;
-    XXH3_state_t* state = XXH3_createState();
+    index_checksum_stream sum{index_format_version};  // of everything written, as written
     uint64_t offset = 0;
-    bool sum_at_commit = false;  // the file is summed by reading it back (after a rewrite)
+    bool rewritable = false;                 // header_counts::rewritten_later
+    std::vector<uint64_t> rewritten_pieces;  // checksum pieces whose bytes rewrite() changed
     uint64_t header_offset = 0;
     size_t header_bytes = 0;
     // Where each section's parameter words and words lie, and how many there are of each.
@@ -294,17 +371,23 @@ struct index_writer::impl {
     uint64_t pending = 0;  // the open streamed section's words still to come
     bool open = false;
 
-    // Never compressed, whatever the name: an index is memory-mapped as it lies on disk.
-    explicit impl(std::string path) : out(std::move(path), {.compress_by_name = false}) {
-        if (!state) throw std::bad_alloc();
-        XXH3_64bits_reset(state);
-    }
-    ~impl() { XXH3_freeState(state); }
+    // Never compressed, whatever the name: an index is memory-mapped as it lies on disk. Written
+    // past the page cache: gigabytes written once (io/detail/uncached_writer.hpp).
+    explicit impl(std::string path)
+        : out(std::move(path), {.compress_by_name = false, .uncached = true}) {}
 
     void write(void const* data, size_t n) {
         out.write(data, n);
-        if (!sum_at_commit) XXH3_64bits_update(state, data, n);
+        sum.update(data, n);
         offset += n;
+    }
+    void rewrite_at(uint64_t at, void const* data, size_t n) {
+        if (n == 0) return;
+        out.write_at(at, data, n);
+        for (uint64_t p = at / checksum_piece_bytes; p <= (at + n - 1) / checksum_piece_bytes; ++p)
+            if (std::find(rewritten_pieces.begin(), rewritten_pieces.end(), p) ==
+                rewritten_pieces.end())
+                rewritten_pieces.push_back(p);
     }
     template <typename T>
     void write_value(T value) {
@@ -326,23 +409,30 @@ struct index_writer::impl {
         pad_to(words_alignment);  // so the mapped words are cache-line aligned
         placed_sections.push_back({params_at, params.size(), offset, word_count});
     }
-    // The XXH3-64 of everything written, read back in 4 MiB pieces.
-    uint64_t sum_read_back() {
-        XXH3_64bits_reset(state);
-        std::vector<char> piece(size_t{4} << 20);
-        for (uint64_t at = 0; at < offset; at += piece.size()) {
-            size_t const n = static_cast<size_t>(std::min<uint64_t>(piece.size(), offset - at));
-            out.read_at(at, piece.data(), n);
-            XXH3_64bits_update(state, piece.data(), n);
+    // The checksum of everything written, the rewritten pieces read back (in 4 MiB reads) and
+    // summed again.
+    uint64_t checksum() {
+        std::vector<std::pair<uint64_t, uint64_t>> replaced;
+        std::vector<char> buffer;
+        for (uint64_t p : rewritten_pieces) {
+            buffer.resize(size_t{4} << 20);
+            xxh3_stream piece;
+            uint64_t const end = std::min(offset, (p + 1) * checksum_piece_bytes);
+            for (uint64_t at = p * checksum_piece_bytes; at < end; at += buffer.size()) {
+                size_t const n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - at));
+                out.read_at(at, buffer.data(), n);
+                piece.update(buffer.data(), n);
+            }
+            replaced.emplace_back(p, piece.digest());
         }
-        return XXH3_64bits_digest(state);
+        return sum.digest(replaced);
     }
 };
 
 index_writer::index_writer(std::string path, index_header const& header, header_counts counts)
     : impl_(std::make_unique<impl>(std::move(path))) {
-    impl_->sum_at_commit = counts == header_counts::rewritten_later;
-    if (impl_->sum_at_commit && !impl_->out.can_rewrite())
+    impl_->rewritable = counts == header_counts::rewritten_later;
+    if (impl_->rewritable && !impl_->out.can_rewrite())
         throw std::logic_error("index_writer: a stream cannot be rewritten");
     std::string const encoded = encode_header(header);
     impl_->write(magic, sizeof magic);
@@ -394,7 +484,7 @@ void index_writer::add_section(std::span<uint64_t const> params, uint64_t word_c
 
 std::vector<uint64_t> index_writer::words_of(size_t section) const {
     auto const& placed = impl_->placed_sections;
-    if (!impl_->sum_at_commit || section >= placed.size())
+    if (!impl_->rewritable || section >= placed.size())
         throw std::logic_error("index_writer: words_of needs a rewritable file and a section");
     bool const open = impl_->open && section + 1 == placed.size();
     std::vector<uint64_t> out(placed[section].words - (open ? impl_->pending : 0));
@@ -404,7 +494,7 @@ std::vector<uint64_t> index_writer::words_of(size_t section) const {
 
 void index_writer::rewrite(index_header const& header,
                            std::span<std::vector<uint64_t> const> params) {
-    if (!impl_->sum_at_commit)
+    if (!impl_->rewritable)
         throw std::logic_error("index_writer: made without header_counts::rewritten_later");
     std::string const encoded = encode_header(header);
     auto const& placed = impl_->placed_sections;
@@ -413,18 +503,17 @@ void index_writer::rewrite(index_header const& header,
         same_sizes = params[j].size() == placed[j].params;
     if (!same_sizes)
         throw std::logic_error("index_writer: a rewrite changed the header's or a section's size");
-    impl_->out.write_at(impl_->header_offset, encoded.data(), encoded.size());
+    impl_->rewrite_at(impl_->header_offset, encoded.data(), encoded.size());
     for (size_t j = 0; j < params.size(); ++j)
-        impl_->out.write_at(placed[j].params_at, params[j].data(),
-                            params[j].size() * sizeof(uint64_t));
+        impl_->rewrite_at(placed[j].params_at, params[j].data(),
+                          params[j].size() * sizeof(uint64_t));
 }
 
 void index_writer::commit() {
     if (impl_->open) throw std::logic_error("index_writer: committed inside a section");
     impl_->write_value<uint64_t>(end_tag);
     impl_->write_value<uint64_t>(impl_->placed_sections.size());
-    uint64_t const checksum =
-        impl_->sum_at_commit ? impl_->sum_read_back() : XXH3_64bits_digest(impl_->state);
+    uint64_t const checksum = impl_->checksum();
     impl_->out.write(&checksum, sizeof checksum);
     impl_->out.commit();
 }
@@ -607,7 +696,9 @@ bool index_file::checksum_matches() const {
         return read.error == 0 && read.sum == stored_checksum();
     }
     if (fd >= 0) ::close(fd);
-    return XXH3_64bits(map_, size_ - 8) == stored_checksum();
+    uint32_t version;
+    std::memcpy(&version, static_cast<char const*>(map_) + 8, sizeof version);
+    return index_checksum(version, map_, size_ - 8) == stored_checksum();
 }
 
 uint64_t index_file::stored_checksum() const noexcept {

@@ -3,7 +3,8 @@
 //   magic "QMERIDX\0" | format version (u32) | byte-order mark (u32) | header length (u64) |
 //   header (k, hash seed, filter kind, fpr, expected, element count, parameters, the command and
 //   input names that built it) | sections (each: parameter words, word count, the raw 64-bit words
-//   of one filter array, 64-byte aligned in the file) | XXH3-64 checksum of everything before it.
+//   of one filter array, 64-byte aligned in the file) | a checksum of everything before it
+//   (index_checksum below).
 // Written through io::output_file (temporary + rename: a failed or interrupted build never leaves a
 // truncated index under the final name). Loading memory-maps the file, checks magic, version, byte
 // order, size and checksum, and throws index_error saying exactly what is wrong and what to do.
@@ -16,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kmer/sequence_hashing.hpp"
@@ -35,7 +37,38 @@ namespace qmer::io {
 // 6: hash scheme 2, minimizer_local_levels (core/kmer/sequence_hashing.hpp): new minimizer-local
 // indexes carry more window bits for the expandable filter's levels above the first
 // (core/qf/level_windows.hpp). The container is unchanged; older files load and answer as before.
-inline constexpr uint32_t index_format_version = 6;
+// 7: the checksum is summed in pieces (index_checksum below), so a build that rewrites its header
+// after its sections need not read the file back. Nothing else changed; older files are checked
+// by their own rule.
+inline constexpr uint32_t index_format_version = 7;
+
+// The seal of an index file: its last 8 bytes are a checksum of every byte before them. Formats 1
+// to 6: the XXH3-64 of those bytes. From format 7: the XXH3-64 of the XXH3-64 digests (8-byte
+// little-endian words, in order) of consecutive checksum_piece_bytes pieces of those bytes, the
+// last piece shorter. A writer then sums again only the pieces whose bytes it rewrote (the
+// header's final counts, written after the sections), where a single XXH3 stream over the file
+// had to be read back whole: at host size, gigabytes that direct I/O left out of the page cache.
+inline constexpr uint32_t piecewise_checksum_since = 7;
+inline constexpr uint64_t checksum_piece_bytes = uint64_t{64} << 20;
+
+// The checksum of `size` bytes under format_version's rule, given in one piece or, through the
+// stream, in order in any number of pieces.
+uint64_t index_checksum(uint32_t format_version, void const* bytes, size_t size);
+class index_checksum_stream {
+  public:
+    explicit index_checksum_stream(uint32_t format_version);
+    ~index_checksum_stream();
+    index_checksum_stream(index_checksum_stream const&) = delete;
+    index_checksum_stream& operator=(index_checksum_stream const&) = delete;
+    void update(void const* bytes, size_t size);
+    // Of everything given so far. Piecewise only: with the digests of the pieces in `replaced`
+    // (piece number, the XXH3-64 of its bytes now) in place of those summed as they were given.
+    uint64_t digest(std::span<std::pair<uint64_t, uint64_t> const> replaced = {}) const;
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
 
 struct index_header {
     uint32_t format_version = index_format_version;
@@ -66,8 +99,9 @@ struct index_section_view {
 // default build streams its level's blocks into the file as they are made: no copy of the level in
 // memory, no second pass over it). It writes the header with those counts left at any value
 // (header_counts::rewritten_later), then rewrite() puts the final header and section parameters
-// over them before commit(), which then sums the file by reading it back. Only fixed-width values
-// may change, and only in a regular file (can_rewrite(path)): not stdout or a device.
+// over them before commit(), which then reads back and sums again only the checksum pieces those
+// bytes lie in (index_checksum). Only fixed-width values may change, and only in a regular file
+// (can_rewrite(path)): not stdout or a device.
 enum class header_counts { final, rewritten_later };
 
 class index_writer {
@@ -139,7 +173,7 @@ class index_file {
                         index_memory memory = index_memory::mapped,
                         std::function<void()> const& poll = {}, unsigned copy_threads = 1);
 
-    // The XXH3-64 of the file against the stored one (reads every page; safe from any thread while
+    // The file's checksum against the stored one (reads every page; safe from any thread while
     // the sections are mapped). check_checksum() throws index_error naming the file on a mismatch.
     bool checksum_matches() const;
     void check_checksum() const;

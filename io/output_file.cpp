@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "io/detail/uncached_writer.hpp"
 
 namespace qmer::io {
 
@@ -84,6 +85,8 @@ output_file::output_file(std::string path, output_options options) : path_(std::
             fail("cannot open for compression");
         }
         if (options.threads > 0) ::bgzf_mt(bgzf_, static_cast<int>(options.threads), 256);
+    } else if (options.uncached && !direct_) {
+        uncached_ = std::make_unique<detail::uncached_writer>(written_.c_str(), ::fileno(file_));
     }
 }
 
@@ -137,6 +140,10 @@ void output_file::write(void const* data, size_t size) {
         if (::bgzf_write(bgzf_, data, size) != static_cast<ssize_t>(size)) fail("write failed");
         return;
     }
+    if (uncached_) {
+        if (int const e = uncached_->write(data, size); e != 0) fail_with(e, "write failed");
+        return;
+    }
     if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
 }
 
@@ -157,6 +164,11 @@ bool transfer_whole(uint64_t offset, size_t size, Transfer&& transfer) {
 
 void output_file::write_at(uint64_t offset, void const* data, size_t size) {
     if (!can_rewrite()) throw std::logic_error("output_file: write_at on a stream");
+    if (uncached_) {
+        if (int const e = uncached_->write_at(offset, data, size); e != 0)
+            fail_with(e, "write failed");
+        return;
+    }
     if (std::fflush(file_) != 0) fail("write failed");
     int const fd = ::fileno(file_);
     auto const* p = static_cast<char const*>(data);
@@ -168,6 +180,11 @@ void output_file::write_at(uint64_t offset, void const* data, size_t size) {
 
 void output_file::read_at(uint64_t offset, void* out, size_t size) {
     if (!can_rewrite()) throw std::logic_error("output_file: read_at on a stream");
+    if (uncached_) {
+        if (int const e = uncached_->read_at(offset, out, size); e != 0)
+            fail_with(e > 0 ? e : 0, "cannot read back what was written");
+        return;
+    }
     if (std::fflush(file_) != 0) fail("write failed");
     int const fd = ::fileno(file_);
     auto* p = static_cast<char*>(out);
@@ -183,6 +200,11 @@ void output_file::commit() {
         BGZF* b = bgzf_;
         bgzf_ = nullptr;
         if (::bgzf_close(b) != 0) fail("write failed while compressing");
+    }
+    if (uncached_) {
+        int const e = uncached_->finish();
+        uncached_.reset();
+        if (e != 0) fail_with(e, "write failed");
     }
     if (std::fflush(file_) != 0) fail("write failed");
     if (owns_stream_) {
@@ -207,6 +229,7 @@ void output_file::commit() {
 void output_file::discard() noexcept {
     if (done_) return;
     done_ = true;
+    uncached_.reset();  // its thread stops before the file goes
     if (bgzf_) ::bgzf_close(bgzf_);
     bgzf_ = nullptr;
     if (file_ && owns_stream_) std::fclose(file_);
@@ -215,7 +238,10 @@ void output_file::discard() noexcept {
 }
 
 void output_file::fail(std::string_view what) {
-    int const err = errno;
+    fail_with(errno, what);
+}
+
+void output_file::fail_with(int err, std::string_view what) {
     discard();
     throw output_error("'" + path_ + "': " + std::string(what) +
                        (err ? std::string(": ") + std::strerror(err) : std::string()));

@@ -18,13 +18,22 @@
 #include <string>
 #include <string_view>
 
+#include <memory>
+
 struct BGZF;
+namespace qmer::io::detail {
+class uncached_writer;
+}
 
 namespace qmer::io {
 
 struct output_options {
     bool compress_by_name = true;  // ".gz"/".bgz" paths are written BGZF-compressed
     unsigned threads = 0;          // extra BGZF compression threads
+    // A large file written once (an index): a regular file is written past the page cache where
+    // its file system allows, from a thread of its own (io/detail/uncached_writer.hpp). Not with
+    // compression; stdout, devices and pipes are written as usual.
+    bool uncached = false;
 };
 
 class output_file {
@@ -59,12 +68,14 @@ class output_file {
 
   private:
     void open_stream();
-    [[noreturn]] void fail(std::string_view what);
+    [[noreturn]] void fail(std::string_view what);  // with errno's reason
+    [[noreturn]] void fail_with(int err, std::string_view what);
 
     std::string path_;
     std::string written_;
     std::FILE* file_ = nullptr;
     BGZF* bgzf_ = nullptr;
+    std::unique_ptr<detail::uncached_writer> uncached_;
     bool direct_ = false;
     bool owns_stream_ = true;
     bool done_ = false;

@@ -12,6 +12,9 @@
 
 #include "core/error.hpp"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -260,9 +263,10 @@ TEST_F(index_file_test, a_streamed_section_equals_one_from_a_view) {
 
 // A header whose counts are known only after a streamed section (the default build's level):
 // written with placeholders, rewritten before commit, the file is byte for byte the one written
-// with the final header from the start (so the checksum, summed by reading the file back,
-// matches), and the words written so far can be read back. A rewrite that changes a size, and
-// one on a writer not made for it, are refused; a stream (stdout, a device) cannot be rewritten.
+// with the final header from the start (so the checksum, summed as written with the rewritten
+// piece summed again, matches), and the words written so far can be read back. A rewrite that
+// changes a size, and one on a writer not made for it, are refused; a stream (stdout, a device)
+// cannot be rewritten.
 TEST_F(index_file_test, a_header_rewritten_after_a_streamed_section_equals_the_final_one) {
     using qmer::io::header_counts;
     using qmer::io::index_writer;
@@ -315,6 +319,99 @@ TEST_F(index_file_test, a_header_rewritten_after_a_streamed_section_equals_the_f
     EXPECT_FALSE(index_writer::can_rewrite("-"));
     EXPECT_FALSE(index_writer::can_rewrite("/dev/null"));
     EXPECT_TRUE(index_writer::can_rewrite((dir / "new.qmer").string()));
+}
+
+// Format 7's checksum, by its definition: the XXH3-64 of the XXH3-64 digests of 64 MiB pieces,
+// the last one shorter; format 6 and older: one XXH3-64. The stream gives the same sum whatever
+// the sizes it is fed in, and a replaced piece's digest stands for that piece's new bytes.
+TEST(index_checksum, is_the_sum_of_the_pieces_sums_from_format_7) {
+    using qmer::io::checksum_piece_bytes;
+    std::vector<uint8_t> bytes(2 * checksum_piece_bytes + 12345);
+    for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+    auto by_definition = [&] {
+        std::vector<uint64_t> pieces;
+        for (size_t at = 0; at < bytes.size(); at += checksum_piece_bytes)
+            pieces.push_back(XXH3_64bits(
+                bytes.data() + at, std::min<size_t>(checksum_piece_bytes, bytes.size() - at)));
+        return XXH3_64bits(pieces.data(), pieces.size() * 8);
+    };
+    uint64_t const expected = by_definition();
+    EXPECT_EQ(qmer::io::index_checksum(7, bytes.data(), bytes.size()), expected);
+    EXPECT_EQ(qmer::io::index_checksum(6, bytes.data(), bytes.size()),
+              XXH3_64bits(bytes.data(), bytes.size()));
+    EXPECT_NE(expected, XXH3_64bits(bytes.data(), bytes.size()));
+    // Exactly one piece, and none.
+    EXPECT_EQ(qmer::io::index_checksum(7, bytes.data(), checksum_piece_bytes), [&] {
+        uint64_t const one = XXH3_64bits(bytes.data(), checksum_piece_bytes);
+        return XXH3_64bits(&one, 8);
+    }());
+    EXPECT_EQ(qmer::io::index_checksum(7, bytes.data(), 0), XXH3_64bits(nullptr, 0));
+
+    qmer::io::index_checksum_stream stream(7);
+    for (size_t at = 0, step = 1; at < bytes.size(); at += step, step = step * 3 + 1)
+        stream.update(bytes.data() + at, std::min(step, bytes.size() - at));
+    EXPECT_EQ(stream.digest(), expected);
+    // Piece 1 rewritten after it was summed: its new digest in place of the old one.
+    bytes[checksum_piece_bytes + 99] ^= 1;
+    uint64_t const piece1 = XXH3_64bits(bytes.data() + checksum_piece_bytes, checksum_piece_bytes);
+    std::vector<std::pair<uint64_t, uint64_t>> const replaced = {{1, piece1}};
+    EXPECT_EQ(stream.digest(replaced), by_definition());
+    EXPECT_NE(stream.digest(replaced), expected);
+}
+
+// The default build's way at host size: a section of more than one checksum piece streamed, a
+// later section, then the header and both sections' parameters rewritten (pieces 0 and 1). The
+// file equals one written with the final values from the start; the writer sums it without
+// reading it all back; a damaged byte in any piece is caught.
+TEST_F(index_file_test, a_rewrite_across_checksum_pieces_seals_the_final_bytes) {
+    using qmer::io::header_counts;
+    using qmer::io::index_writer;
+    std::vector<uint64_t> words(qmer::io::checksum_piece_bytes / 8 + 100000);
+    std::iota(words.begin(), words.end(), 3);
+    std::vector<uint64_t> const small = {5, 6, 7};
+    std::vector<uint64_t> const first = {1, 0}, final_level = {1, words.size()};
+    std::vector<uint64_t> const first_tail = {0}, final_tail = {77};
+    auto final_header = sample_header();
+    final_header.elements = words.size();
+
+    std::string const direct = (dir / "direct.qmer").string();
+    {
+        index_writer w(direct, final_header);
+        w.add_section(final_level, words);
+        w.add_section(final_tail, small);
+        w.commit();
+    }
+    std::string const rewritten = (dir / "rewritten.qmer").string();
+    {
+        index_writer w(rewritten, sample_header(), header_counts::rewritten_later);
+        w.begin_section(first, words.size());
+        for (size_t at = 0; at < words.size(); at += 65536)
+            w.put(std::span<uint64_t const>(words).subspan(
+                at, std::min<size_t>(65536, words.size() - at)));
+        w.end_section();
+        w.add_section(first_tail, small);
+        std::vector<std::vector<uint64_t>> const params = {final_level, final_tail};
+        w.rewrite(final_header, params);
+        w.commit();
+    }
+    std::ifstream a(direct, std::ios::binary), b(rewritten, std::ios::binary);
+    std::string const va{std::istreambuf_iterator<char>(a), {}},
+        vb{std::istreambuf_iterator<char>(b), {}};
+    ASSERT_GT(va.size(), qmer::io::checksum_piece_bytes);
+    EXPECT_TRUE(va == vb);
+    {
+        qmer::io::index_file f(rewritten);  // the checksum is checked at open
+        EXPECT_EQ(f.header().elements, words.size());
+        EXPECT_EQ(f.sections()[1].params, final_tail);
+    }
+    for (size_t at : {size_t{30}, size_t{qmer::io::checksum_piece_bytes + 5}, vb.size() - 40}) {
+        std::string damaged = vb;
+        damaged[at] ^= 0x10;
+        std::ofstream((dir / "damaged.qmer").string(), std::ios::binary) << damaged;
+        EXPECT_THROW(qmer::io::index_file((dir / "damaged.qmer").string()), qmer::index_error)
+            << "byte " << at;
+    }
 }
 
 // An index named like a compressed file (x.qmer.gz) is written as an index, not BGZF: it was

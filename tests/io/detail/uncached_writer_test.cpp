@@ -1,0 +1,108 @@
+// Tests of io/detail/uncached_writer.hpp: whatever the sizes of the writes, the file holds exactly
+// the bytes given, direct I/O or not (a file system that refuses it); rewrites and reads of bytes
+// already given see the latest bytes wherever they lie (written out, or still in the buffer that
+// fills), and a read past what was given is refused.
+
+#include "io/detail/uncached_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qmer::test {
+namespace {
+
+namespace fs = std::filesystem;
+using io::detail::uncached_writer;
+
+class uncached_writer_test : public ::testing::TestWithParam<bool> {
+  protected:
+    void SetUp() override {
+        std::string templ = (fs::temp_directory_path() / "qmer-uncached-XXXXXX").string();
+        ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+        dir = templ;
+        path = (dir / "out.bin").string();
+        fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0);
+    }
+    void TearDown() override {
+        if (fd >= 0) ::close(fd);
+        fs::remove_all(dir);
+    }
+    std::string contents() const {
+        std::ifstream in(path, std::ios::binary);
+        return {std::istreambuf_iterator<char>(in), {}};
+    }
+    fs::path dir;
+    std::string path;
+    int fd = -1;
+};
+
+TEST_P(uncached_writer_test, the_file_holds_the_latest_bytes_given) {
+    std::mt19937_64 rng(5);
+    std::string expected;
+    uncached_writer w(path.c_str(), fd, GetParam());
+    if (!GetParam()) {
+        EXPECT_FALSE(w.direct());
+    }
+    size_t const buffer = uncached_writer::buffer_bytes;
+    // Writes of 0 bytes, 1, a buffer exactly, more than all buffers at once, and odd sizes.
+    for (size_t size : {size_t{0}, size_t{1}, buffer - 1, buffer, 3 * buffer + 17, size_t{4096},
+                        size_t{12345}, 5 * buffer / 2, size_t{7}}) {
+        std::string chunk(size, '\0');
+        for (char& c : chunk) c = static_cast<char>(rng());
+        ASSERT_EQ(w.write(chunk.data(), chunk.size()), 0);
+        expected += chunk;
+    }
+    ASSERT_EQ(w.size(), expected.size());
+    // Rewrites: in the first buffer, across a written buffer boundary, across the written part
+    // and the filling buffer, and inside the filling buffer.
+    size_t const end = expected.size();
+    for (auto [at, size] : {std::pair{size_t{3}, size_t{10}},
+                            {buffer - 5, size_t{10}},
+                            {end - end % buffer - 3, size_t{6}},
+                            {end - 4, size_t{4}}}) {
+        std::string patch(size, '\0');
+        for (char& c : patch) c = static_cast<char>(rng());
+        ASSERT_EQ(w.write_at(at, patch.data(), size), 0);
+        expected.replace(at, size, patch);
+        std::string back(size + 2, '\0');
+        size_t const from = at - 1;
+        ASSERT_EQ(w.read_at(from, back.data(), back.size() - (at + size + 1 > end ? 1 : 0)), 0);
+        EXPECT_EQ(back.substr(0, size + 1), expected.substr(from, size + 1)) << at;
+    }
+    std::string past(8, '\0');
+    EXPECT_EQ(w.read_at(end - 4, past.data(), 8), -1);
+    EXPECT_NE(w.write_at(end - 4, past.data(), 8), 0);
+    ASSERT_EQ(w.finish(), 0);
+    // After finish, everything is in the file, and reads and rewrites still work.
+    std::string tail(16, '\0');
+    ASSERT_EQ(w.read_at(end - 16, tail.data(), 16), 0);
+    EXPECT_EQ(tail, expected.substr(end - 16));
+    ASSERT_EQ(w.write_at(0, "QMER", 4), 0);
+    expected.replace(0, 4, "QMER");
+    std::string const got = contents();
+    ASSERT_EQ(got.size(), expected.size());
+    EXPECT_TRUE(got == expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(direct_or_not, uncached_writer_test, ::testing::Bool());
+
+// Destroyed before finish (an abandoned build): the thread stops and nothing hangs or crashes.
+TEST_P(uncached_writer_test, can_be_abandoned_with_writes_in_flight) {
+    std::vector<char> data(7 * uncached_writer::buffer_bytes + 3, 'x');
+    uncached_writer w(path.c_str(), fd, GetParam());
+    ASSERT_EQ(w.write(data.data(), data.size()), 0);
+}
+
+}  // namespace
+}  // namespace qmer::test
