@@ -650,6 +650,7 @@ class rank_select_writer {
         remainder_mask_ = (uint64_t{1} << s.remainder_bits) - 1;
         block_magic_ = ~uint64_t{0} / at_.s + 1;  // as rank_select_table::block_of
         plan_words();
+        pack_remainders_ = fixed_packer(s.remainder_bits);
         resize_window(initial_window_blocks);
         out_.resize(flush_blocks * rank_select::block_words);
     }
@@ -906,6 +907,12 @@ class rank_select_writer {
         head[ends_at / 64] |= runends << ends_shift;
         head[ends_at / 64 + 1] |= (runends >> 1) >> (63 - ends_shift);
         uint64_t const* rem = remainders_.data() + b * s;
+        if (pack_remainders_ != nullptr) {
+            line[0] = head[0], line[1] = head[1], line[2] = head[2];
+            std::fill_n(line + 3, rank_select::block_words - 3, uint64_t{0});
+            pack_remainders_(rem, line);
+            return;
+        }
         for (unsigned k = 0; k < rank_select::block_words; ++k) {
             word_plan const& p = plan_[k];
             uint64_t word = k < 3 ? head[k] : 0;
@@ -914,6 +921,37 @@ class rank_select_writer {
             for (unsigned j = p.first; j < p.end; ++j, shift += r) word |= rem[j] << shift;
             line[k] = word;
         }
+    }
+
+    // The remainders ORed into a block's words for a remainder width known when compiling: every
+    // slot's word and shift are constants, so the words stay in registers and nothing branches
+    // (the loop over a shape's plan above spent most of the packing on its loop control). The
+    // widths of the usual --fpr values (r = 11 at 0.001) have one; others take the loop.
+    static constexpr unsigned fixed_widths_from = 6, fixed_widths_to = 16;
+    using remainder_packer = void (*)(uint64_t const*, uint64_t*) noexcept;
+    template <unsigned R>
+    static void pack_fixed(uint64_t const* rem, uint64_t* line) noexcept {
+        constexpr unsigned S = rank_select::slots_per_block(R);
+        constexpr unsigned first = rank_select::offset_bits + 2 * S;
+        uint64_t w[rank_select::block_words + 1] = {};
+        auto place = [&]<unsigned Bit>(uint64_t v) {
+            w[Bit / 64] |= v << (Bit % 64);
+            if constexpr (Bit % 64 + R > 64) w[Bit / 64 + 1] |= v >> (64 - Bit % 64);
+        };
+        [&]<size_t... J>(std::index_sequence<J...>) {
+            (place.template operator()<first + static_cast<unsigned>(J) * R>(rem[J]), ...);
+        }
+        (std::make_index_sequence<S>{});
+        for (unsigned k = 0; k < rank_select::block_words; ++k) line[k] |= w[k];
+    }
+    static remainder_packer fixed_packer(unsigned r) noexcept {
+        return [r]<unsigned... R>(std::integer_sequence<unsigned, R...>)->remainder_packer {
+            remainder_packer chosen = nullptr;
+            ((r == fixed_widths_from + R ? chosen = &pack_fixed<fixed_widths_from + R> : chosen),
+             ...);
+            return chosen;
+        }
+        (std::make_integer_sequence<unsigned, fixed_widths_to - fixed_widths_from + 1>{});
     }
 
     template <typename Emit>
@@ -931,6 +969,7 @@ class rank_select_writer {
     uint64_t max_elements_;
     uint64_t remainder_mask_ = 0, block_magic_ = 0;
     word_plan plan_[rank_select::block_words]{};
+    remainder_packer pack_remainders_ = nullptr;   // for a fixed width, else plan_'s loop
     size_t window_first_ = 0, window_blocks_ = 0;  // the window's blocks, from block window_first_
     std::vector<uint64_t> remainders_;
     std::vector<uint8_t> occupied_, ends_;
