@@ -9,8 +9,8 @@
 //   - bytes unchanged (no edit, or edits that rewrote the same values): the index loads, holds as
 //     many elements as it was built with, and contains() is true for all 200 inserted hashes;
 //   - bytes changed, not resealed: the loader must throw index_error - unless the stored checksum
-//     happens to match the damaged bytes (a collision of the 64-bit checksum, impossible in practice), when it
-//     may load;
+//     happens to match the damaged bytes (a collision of the 64-bit checksum, impossible in
+//     practice), when it may load;
 //   - bytes changed and resealed (a crafted file): index_error or a filter that loads; never a
 //     crash, a foreign exception, a huge allocation or a hang.
 // Every filter that loads is queried for the 200 hashes and, if it is one that `qmer index

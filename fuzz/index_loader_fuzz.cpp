@@ -1,9 +1,9 @@
 // Fuzz target: loading arbitrary bytes as a qmer index (io/index_file + app/filters).
 //
 // Each input is loaded twice: as it is, and "resealed" (its last 8 bytes replaced by the checksum
-// of the rest, io::index_checksum). Arbitrary bytes almost never carry a valid checksum, so without the
-// second load the fuzzer would never get past the checksum test to the header parser, the section
-// walk and the filters' from_arrays geometry checks. Resealing stands for a file crafted on
+// of the rest, io::index_checksum). Arbitrary bytes almost never carry a valid checksum, so without
+// the second load the fuzzer would never get past the checksum test to the header parser, the
+// section walk and the filters' from_arrays geometry checks. Resealing stands for a file crafted on
 // purpose, or damaged before it was sealed.
 //
 // Allowed outcomes, both loads: the index loads, answers contains() for a few hashes and, if
