@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/detail/whole_transfer.hpp"
 #include "io/output_file.hpp"
 
 namespace qmer::io {
@@ -254,18 +255,6 @@ struct read_result {
     int error = 0;
     uint64_t sum = 0;
 };
-// Reads bytes [offset, offset + len) of fd into `at`, retrying short and interrupted reads: 0, or
-// the errno of a failed read, or -1 for a file that ends first.
-int pread_fully(int fd, char* at, size_t len, size_t offset) {
-    for (size_t done = 0; done < len;) {
-        ssize_t const n = ::pread(fd, at + done, len - done, static_cast<off_t>(offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return n < 0 ? errno : -1;
-        done += static_cast<size_t>(n);
-    }
-    return 0;
-}
-
 template <typename Place>
 read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
     index_checksum_stream sum(stated_version(fd, size));
@@ -273,7 +262,7 @@ read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
     for (size_t done = 0; done < size;) {
         char* const at = place(done);
         size_t const n = std::min(size - done, piece);
-        if (int const e = pread_fully(fd, at, n, done); e != 0) return {e, 0};
+        if (int const e = detail::pread_whole(fd, at, n, done); e != 0) return {e, 0};
         if (done < summed) sum.update(at, std::min(summed, done + n) - done);
         done += n;
     }
@@ -305,7 +294,7 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
         if (i >= pieces) return false;
         size_t const begin = i * piece, end = std::min(size, begin + piece);
         uint8_t outcome = 1;
-        if (int const e = pread_fully(fd, out + begin, end - begin, begin); e != 0) {
+        if (int const e = detail::pread_whole(fd, out + begin, end - begin, begin); e != 0) {
             int expected = 0;
             error.compare_exchange_strong(expected, e);
             stop.store(true, std::memory_order_relaxed);

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "io/detail/uncached_writer.hpp"
+#include "io/detail/whole_transfer.hpp"
 
 namespace qmer::io {
 
@@ -147,21 +148,6 @@ void output_file::write(void const* data, size_t size) {
     if (std::fwrite(data, 1, size, file_) != size) fail("write failed");
 }
 
-namespace {
-// pwrite or pread `size` bytes at `offset` whole, through short transfers and EINTR; false on an
-// error or an early end.
-template <typename Transfer>
-bool transfer_whole(uint64_t offset, size_t size, Transfer&& transfer) {
-    for (size_t done = 0; done < size;) {
-        ssize_t const n = transfer(done, static_cast<off_t>(offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += static_cast<size_t>(n);
-    }
-    return true;
-}
-}  // namespace
-
 void output_file::write_at(uint64_t offset, void const* data, size_t size) {
     if (!can_rewrite()) throw std::logic_error("output_file: write_at on a stream");
     if (uncached_) {
@@ -170,12 +156,8 @@ void output_file::write_at(uint64_t offset, void const* data, size_t size) {
         return;
     }
     if (std::fflush(file_) != 0) fail("write failed");
-    int const fd = ::fileno(file_);
-    auto const* p = static_cast<char const*>(data);
-    if (!transfer_whole(offset, size, [&](size_t done, off_t at) {
-            return ::pwrite(fd, p + done, size - done, at);
-        }))
-        fail("write failed");
+    if (int const e = detail::pwrite_whole(::fileno(file_), data, size, offset); e != 0)
+        fail_with(e, "write failed");
 }
 
 void output_file::read_at(uint64_t offset, void* out, size_t size) {
@@ -186,12 +168,8 @@ void output_file::read_at(uint64_t offset, void* out, size_t size) {
         return;
     }
     if (std::fflush(file_) != 0) fail("write failed");
-    int const fd = ::fileno(file_);
-    auto* p = static_cast<char*>(out);
-    if (!transfer_whole(offset, size, [&](size_t done, off_t at) {
-            return ::pread(fd, p + done, size - done, at);
-        }))
-        fail("cannot read back what was written");
+    if (int const e = detail::pread_whole(::fileno(file_), out, size, offset); e != 0)
+        fail_with(e > 0 ? e : 0, "cannot read back what was written");
 }
 
 void output_file::commit() {

@@ -9,32 +9,11 @@
 #include <cstring>
 #include <new>
 
+#include "io/detail/whole_transfer.hpp"
+
 namespace qmer::io::detail {
 
 namespace {
-// pwrite / pread `size` bytes at `offset` whole, through short transfers and EINTR: 0, an errno,
-// or -1 for a read that met the file's end.
-template <typename Transfer>
-int transfer_whole(size_t size, Transfer&& transfer) {
-    for (size_t done = 0; done < size;) {
-        ssize_t const n = transfer(done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno;
-        if (n == 0) return -1;
-        done += static_cast<size_t>(n);
-    }
-    return 0;
-}
-int pwrite_whole(int fd, char const* data, size_t size, uint64_t offset) {
-    return transfer_whole(size, [&](size_t done) {
-        return ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done));
-    });
-}
-int pread_whole(int fd, char* out, size_t size, uint64_t offset) {
-    return transfer_whole(size, [&](size_t done) {
-        return ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
-    });
-}
 // Direct I/O wants the memory, the offset and the length aligned to the device's logical block;
 // 4 KiB covers the usual ones, and every full buffer's offset and length are multiples of it.
 constexpr size_t direct_alignment = 4096;
