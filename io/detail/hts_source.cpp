@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <sys/stat.h>
+
 #include "core/error.hpp"
 #include "io/detail/bgzf_fallback.hpp"
 
@@ -97,13 +99,15 @@ class hts_source final : public record_source {
     }
 
   private:
-    // A BAM header gives its text's length, then (after the text) its reference count, and
-    // htslib 1.16 allocates both as given before it reads them: a damaged 16-byte file asked for
-    // 1 GiB (found by fuzz/sequence_reader_fuzz;
-    // tests/regressions/bam_header_claims_gigabytes_test.cpp). What the first BGZF block shows is
-    // checked first, against bounds no real header nears (256 MiB of text, 2^26 references: each of
-    // htslib's two arrays then stays under 512 MiB). A count beyond the first block is left to
-    // htslib.
+    // A BAM header gives its text's length, its reference count and each reference name's length,
+    // and htslib 1.16 allocates each as given before it reads what it sized: damaged files of 16
+    // and 62 bytes asked for 1 GiB (found by fuzz/sequence_reader_fuzz;
+    // tests/regressions/bam_header_claims_gigabytes_test.cpp and
+    // bam_reference_name_claims_gigabytes_test.cpp). Every size the first block shows is checked
+    // before htslib reads the header, against two bounds: what the file can hold past that field
+    // (bam_header_capacity) and a fixed one no real header nears (256 MiB of text or of one name,
+    // 2^26 references: each of htslib's arrays then stays under 512 MiB). A size past the first
+    // block is left to htslib, bounded by the reference count already checked.
     void check_bam_header_sizes() {
         if (fp_->format.format != bam || !fp_->is_bgzf) return;
         BGZF* const bgzf = fp_->fp.bgzf;
@@ -117,20 +121,67 @@ class hts_source final : public record_source {
                    static_cast<uint32_t>(at[offset + 3]) << 24;
         };
         if (shown < 8 || std::memcmp(at, "BAM\1", 4) != 0) return;
-        uint32_t const text = le32(4);
-        constexpr uint32_t most_text = uint32_t{256} << 20;
-        if (text > most_text) {
-            close();
-            throw input_error(path_ + ": damaged BAM header: it declares " + std::to_string(text) +
-                              " bytes of header text (more than 256 MiB)");
+        uint64_t const capacity = bam_header_capacity(bgzf);
+        // The bytes the file can hold past `offset` (the header starts the uncompressed stream).
+        auto const room = [&](uint64_t offset) {
+            return capacity > offset ? capacity - offset : 0;
+        };
+        constexpr uint64_t most_text = uint64_t{256} << 20;
+
+        uint64_t const text = le32(4);
+        if (text > most_text || text > room(12)) {
+            refuse("it declares " + std::to_string(text) + " bytes of header text (" +
+                   limit_words(most_text, "256 MiB", room(12), "bytes") + ")");
         }
-        if (shown < 12 + size_t{text}) return;
-        uint32_t const references = le32(8 + size_t{text});
-        if (references > uint32_t{1} << 26) {
-            close();
-            throw input_error(path_ + ": damaged BAM header: it declares " +
-                              std::to_string(references) + " reference sequences (more than 2^26)");
+        if (shown < 12 + text) return;
+        uint64_t const references = le32(8 + text);
+        // Each reference takes at least 9 bytes: its name's length, one name byte, its length.
+        uint64_t const most_references = uint64_t{1} << 26;
+        uint64_t const references_room = room(12 + text) / 9;
+        if (references > most_references || references > references_room) {
+            refuse("it declares " + std::to_string(references) + " reference sequences (" +
+                   limit_words(most_references, "2^26", references_room, "references") + ")");
         }
+        uint64_t offset = 12 + text;
+        for (uint64_t i = 0; i < references && offset + 4 <= shown; ++i) {
+            uint32_t const raw = le32(offset);
+            // A negative or zero length is htslib's own error ("invalid BAM binary header").
+            if (static_cast<int32_t>(raw) <= 0) return;
+            uint64_t const name = raw;
+            if (name > most_text || name + 4 > room(offset + 4)) {
+                refuse("it declares " + std::to_string(name) + " bytes for the name of reference " +
+                       std::to_string(i + 1) + " (" +
+                       limit_words(most_text, "256 MiB",
+                                   room(offset + 4) >= 4 ? room(offset + 4) - 4 : 0, "bytes") +
+                       ")");
+            }
+            offset += 4 + name + 4;
+        }
+    }
+
+    // An upper bound on the uncompressed bytes the file holds, or UINT64_MAX where its size is not
+    // known (a pipe). A BGZF block is at least 28 bytes (18 of header, 2 of the smallest deflate
+    // stream, 8 of trailer) and holds at most 64 KiB; plain gzip inflates at most 1032:1, within
+    // the same bound.
+    uint64_t bam_header_capacity(BGZF const* bgzf) const {
+        struct stat st {};
+        if (path_ == "-" || ::stat(path_.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            return UINT64_MAX;
+        auto const size = static_cast<uint64_t>(st.st_size);
+        return bgzf->is_compressed ? (size / 28 + 1) * 65536 : size;
+    }
+
+    // Why a size was refused: past what the file can hold, or past the fixed bound.
+    static std::string limit_words(uint64_t fixed, char const* fixed_words, uint64_t room,
+                                   char const* unit) {
+        if (room < fixed)
+            return "the file has room for at most " + std::to_string(room) + " " + unit;
+        return std::string("more than ") + fixed_words;
+    }
+
+    [[noreturn]] void refuse(std::string const& what) {
+        close();
+        throw input_error(path_ + ": damaged BAM header: " + what);
     }
 
     void append(record_batch& batch, bool reverse) {
