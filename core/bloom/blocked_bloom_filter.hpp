@@ -29,6 +29,7 @@
 #include "core/bitset/atomic_bitset.hpp"
 #include "core/bloom/bloom_filter.hpp"
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 
 namespace qmer {
 
@@ -109,8 +110,8 @@ class blocked_bloom_filter {
             if (missing[w] != 0) bits_.fetch_or_word(first + w, missing[w]);
         uint64_t const arbiter = missing[lowest] & (~missing[lowest] + 1);  // lowest set bit
         if ((bits_.fetch_or_word(first + lowest, missing[lowest]) & arbiter) != 0)
-            return insert_result::already_present;      // a concurrent insert set it first
-        size_.fetch_add(1, std::memory_order_relaxed);  // a statistic, as in bloom_filter
+            return insert_result::already_present;  // a concurrent insert set it first
+        size_.count_one();                          // a statistic, as in bloom_filter
         return insert_result::inserted;
     }
 
@@ -128,7 +129,8 @@ class blocked_bloom_filter {
         bits_.prefetch_word(bloom_detail::reduce(h, geometry_.blocks) * block_words);
     }
 
-    size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+    // Exact when no insert runs (core/filter/sharded_count.hpp).
+    size_t size() const noexcept { return size_.load(); }
     size_t capacity() const noexcept { return geometry_.expected_n; }
     size_t memory_bytes() const noexcept { return bits_.memory_bytes() + sizeof(*this); }
     double target_fpr() const noexcept { return geometry_.target_fpr; }
@@ -153,7 +155,7 @@ class blocked_bloom_filter {
     atomic_bitset const& bits() const noexcept { return bits_; }
     void restore(std::span<uint64_t const> words, size_t size) {
         bits_.copy_words_from(words);
-        size_.store(size, std::memory_order_release);
+        size_.reset(size);
     }
 
   private:
@@ -177,7 +179,7 @@ class blocked_bloom_filter {
 
     geometry geometry_;
     atomic_bitset bits_;
-    alignas(64) std::atomic<size_t> size_{0};
+    alignas(no_sharing_bytes) sharded_count size_;
 };
 
 }  // namespace qmer

@@ -46,6 +46,7 @@
 
 #include "core/bitset/atomic_bitset.hpp"
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 
 namespace qmer {
 
@@ -134,8 +135,8 @@ class bloom_filter {
         uint64_t const arbiter = uint64_t{1} << (missing[0] & 63);
         if ((bits_.fetch_or_word(missing[0] >> 6, arbiter) & arbiter) != 0)
             return insert_result::already_present;  // a concurrent insert set it first
-        // Relaxed: size_ is a statistic; no thread infers anything about the bits from it.
-        size_.fetch_add(1, std::memory_order_relaxed);
+        // A statistic (no thread infers anything about the bits from it), in this thread's shard.
+        size_.count_one();
         return insert_result::inserted;
     }
 
@@ -156,7 +157,8 @@ class bloom_filter {
         bits_.prefetch_word(bloom_detail::reduce(h, geometry_.bits) >> 6);
     }
 
-    size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+    // Exact when no insert runs (core/filter/sharded_count.hpp).
+    size_t size() const noexcept { return size_.load(); }
     size_t capacity() const noexcept { return geometry_.expected_n; }
     size_t memory_bytes() const noexcept { return bits_.memory_bytes() + sizeof(*this); }
     double target_fpr() const noexcept { return geometry_.target_fpr; }
@@ -181,15 +183,15 @@ class bloom_filter {
     // Index loading: the words written by bits().copy_words_to() and the size() they had.
     void restore(std::span<uint64_t const> words, size_t size) {
         bits_.copy_words_from(words);
-        size_.store(size, std::memory_order_release);
+        size_.reset(size);
     }
 
   private:
     geometry geometry_;
     atomic_bitset bits_;
-    // On its own cache line: every `inserted` answer writes it, and it must not share a line with
-    // geometry_, which every probe reads.
-    alignas(64) std::atomic<size_t> size_{0};
+    // Every `inserted` answer counts in its thread's shard: no line shared by the inserting
+    // threads, none shared with geometry_, which every probe reads.
+    alignas(no_sharing_bytes) sharded_count size_;
 };
 
 }  // namespace qmer

@@ -74,6 +74,7 @@
 
 #include "core/bitset/atomic_bitset.hpp"
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 
 namespace qmer {
 
@@ -173,7 +174,7 @@ class basic_cuckoo_filter {
             if (int const s = find(w1, 0); s >= 0) {
                 if (table_[i1].compare_exchange_strong(w1, changed(w1, static_cast<unsigned>(s), f),
                                                        std::memory_order_seq_cst)) {
-                    size_.fetch_add(1, std::memory_order_relaxed);  // a statistic
+                    size_.count_one();  // a statistic
                     return insert_result::inserted;
                 }
                 continue;  // i1 changed under us: decide again
@@ -206,7 +207,8 @@ class basic_cuckoo_filter {
         __builtin_prefetch(table_.data() + alt_bucket(i1, fingerprint(h)), 0, 3);
     }
 
-    size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+    // Exact when no insert runs (core/filter/sharded_count.hpp).
+    size_t size() const noexcept { return size_.load(); }
     size_t capacity() const noexcept { return table_.size() * slots_per_bucket; }  // slots
     size_t bucket_count() const noexcept { return table_.size(); }
     size_t memory_bytes() const noexcept { return table_.memory_bytes() + sizeof(*this); }
@@ -224,7 +226,7 @@ class basic_cuckoo_filter {
     atomic_word_array const& buckets() const noexcept { return table_; }
     void restore(std::span<uint64_t const> words, size_t size) {
         table_.copy_from(words);
-        size_.store(size, std::memory_order_release);
+        size_.reset(size);
     }
 
   private:
@@ -321,7 +323,7 @@ class basic_cuckoo_filter {
     uint64_t bucket_mask_;
     unsigned bucket_shift_;
     atomic_word_array table_;
-    alignas(64) std::atomic<size_t> size_{0};
+    alignas(no_sharing_bytes) sharded_count size_;
 };
 
 using cuckoo_filter = basic_cuckoo_filter<>;

@@ -111,6 +111,7 @@
 #include <vector>
 
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
 #include "core/qf/level_windows.hpp"
@@ -218,13 +219,16 @@ class expandable_filter {
                 leave(announced, n - 1);
                 continue;  // pushed over: check the old top as a lower level, insert on the new
             }
-            insert_result const result = top.insert(maps_[n - 1].apply(h));
+            auto const [result, published] = top.insert_counting(maps_[n - 1].apply(h));
             leave(announced, n - 1);
             switch (result) {
                 case insert_result::inserted:
-                    // At its final size (or sized, larger): the capacity is its final slots.
-                    if (top.geometry().quotient_bits >= q0_ + n - 1 &&
-                        static_cast<double>(top.size()) >=
+                    // The fill is looked at only when this insert published its thread's batch
+                    // of the level's count (never a shared read-modify-write per insert); the
+                    // published count lags by at most 1/256 of the level (count_batch). At its
+                    // final size (or sized, larger): the capacity is its final slots.
+                    if (published != 0 && top.geometry().quotient_bits >= q0_ + n - 1 &&
+                        static_cast<double>(published) >=
                             options_.grow_at * static_cast<double>(top.capacity()))
                         push_level(n);
                     return insert_result::inserted;
@@ -677,10 +681,10 @@ class expandable_filter {
 
     // The calling thread's announcement stripe: its id, mixed (thread ids are aligned addresses,
     // whose low bits are all alike), so concurrent inserters mostly land on different stripes.
-    static unsigned writer_stripe() noexcept {
-        uint64_t const id = std::hash<std::thread::id>{}(std::this_thread::get_id());
-        return static_cast<unsigned>((id * 0x9E3779B97F4A7C15ULL) >> 60) % writer_stripes;
-    }
+    // The thread's own stripe (core/filter/sharded_count.hpp: threads started together never
+    // share one, up to writer_stripes of them), so an insert's announcement writes a line no other
+    // inserting thread writes.
+    static unsigned writer_stripe() noexcept { return this_thread_shard(writer_stripes); }
 
     // Seals level j when a level count above j + 1 and then no writer on j are seen, in that order
     // (both seq_cst; why the order matters: see top). Idempotent; several threads may store true.
@@ -739,12 +743,12 @@ class expandable_filter {
     std::array<std::unique_ptr<locally_locked_filter>, max_levels> levels_;
     // Read by every operation, written only by a push: a line of its own, so the announcements
     // below never invalidate it.
-    alignas(64) std::atomic<unsigned> level_count_{0};
+    alignas(no_sharing_bytes) std::atomic<unsigned> level_count_{0};
     std::mutex push_mutex_;
     // Ordinary inserts in flight per level (see top), striped by thread: with one shared counter,
     // the two RMWs every insert makes moved one cache line between the inserting cores.
-    static constexpr unsigned writer_stripes = 16;
-    struct alignas(64) writer_counts {
+    static constexpr unsigned writer_stripes = sharded_count::shards;
+    struct alignas(no_sharing_bytes) writer_counts {
         std::array<std::atomic<unsigned>, max_levels> level{};
     };
     std::array<writer_counts, writer_stripes> writers_{};

@@ -52,39 +52,12 @@
 
 #include "core/bounds.hpp"
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 #include "core/qf/slot_storage.hpp"
 
 namespace qmer::qf {
 
 namespace detail {
-
-// An element count that many threads increment without sharing one cache line: insert() adds to
-// the stripe chosen by a few hash bits, size() sums the stripes. Relaxed is enough: the count
-// orders nothing else, and size() is only exact when no insert is running (after a join, which
-// supplies the happens-before).
-class striped_count {
-  public:
-    static constexpr unsigned stripes = 16;
-    void add(uint64_t h) noexcept {
-        cells_[(h >> 7) & (stripes - 1)].value.fetch_add(1, std::memory_order_relaxed);
-    }
-    // Sets the count when no insert runs (a filter loaded from an index).
-    void reset(size_t n) noexcept {
-        for (auto& c : cells_) c.value.store(0, std::memory_order_relaxed);
-        cells_[0].value.store(n, std::memory_order_relaxed);
-    }
-    size_t load() const noexcept {
-        size_t total = 0;
-        for (auto const& c : cells_) total += c.value.load(std::memory_order_relaxed);
-        return total;
-    }
-
-  private:
-    struct alignas(64) cell {
-        std::atomic<size_t> value{0};
-    };
-    cell cells_[stripes];
-};
 
 // A remainder that is never zero (the linear probing and 2-status-bit filters use 0 as "empty"):
 // `top` is the remainder taken from the fingerprint bits; when it is 0, use the low `bits` bits of
@@ -165,7 +138,7 @@ class linear_probing {
                 // acq_rel on success (publishes the remainder to acquiring readers); on failure
                 // `word` is reloaded with acquire and the scan continues from slot i.
                 if (slots_.cas_group(g, word, desired)) {
-                    count_.add(h);
+                    count_.count_one();
                     return insert_result::inserted;
                 }
             }
@@ -284,7 +257,7 @@ class linear_probing {
     unsigned slot_bits_;
     unsigned spg_ = 0;
     grouped_slots slots_;
-    detail::striped_count count_;
+    alignas(no_sharing_bytes) sharded_count count_;  // the thread's own shard per insert
 };
 
 static_assert(amq_filter<linear_probing>);

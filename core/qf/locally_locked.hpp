@@ -80,6 +80,7 @@
 #include <vector>
 
 #include "core/filter/filter.hpp"
+#include "core/filter/sharded_count.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
 #include "core/qf/locally_locked/algorithm1.hpp"
@@ -109,7 +110,7 @@ class locally_locked_filter {
     explicit locally_locked_filter(qf::geometry g, growing_policy policy = {}) : policy_(policy) {
         validate(g);
         adopt(std::make_unique<ll::table>(
-            g, g.canonical_slots() + overflow_slots_for(g.canonical_slots())));
+            g, g.canonical_slots() + overflow_slots_for(g.canonical_slots()), count_batch(g)));
     }
 
     // An empty filter with total_slots slots (at least its canonical ones): the shape of a saved
@@ -119,7 +120,7 @@ class locally_locked_filter {
         validate(g);
         if (total_slots < g.canonical_slots())
             throw std::invalid_argument("quotient filter: fewer slots than canonical slots");
-        adopt(std::make_unique<ll::table>(g, total_slots));
+        adopt(std::make_unique<ll::table>(g, total_slots, count_batch(g)));
     }
 
     // A filter from saved words (the index file): geometry, slot count and the raw groups as
@@ -134,29 +135,37 @@ class locally_locked_filter {
         validate(g);
         if (total_slots < g.canonical_slots())
             throw std::invalid_argument("quotient filter: fewer slots than canonical slots");
-        auto t = std::make_unique<ll::table>(g, total_slots);
+        auto t = std::make_unique<ll::table>(g, total_slots, count_batch(g));
         if (words.size() != t->slots.group_count())
             throw std::invalid_argument("quotient filter: word count does not match the geometry");
         for (size_t i = 0; i < words.size(); ++i)
             t->slots.groups()[i].store(words[i], std::memory_order_relaxed);
-        size_.store(size, std::memory_order_relaxed);
+        size_.reset(size);
         adopt(std::move(t));
     }
 
     locally_locked_filter(locally_locked_filter const&) = delete;
     locally_locked_filter& operator=(locally_locked_filter const&) = delete;
 
-    insert_result insert(uint64_t h) {
+    insert_result insert(uint64_t h) { return insert_counting(h).result; }
+
+    // insert(h), and the published element count when this insert published its thread's
+    // batch (core/filter/sharded_count.hpp), else 0: an owner that acts on the fill (the
+    // expandable filter pushes a level) looks at the count only then, never per insert.
+    struct counted_insert {
+        insert_result result;
+        size_t published;
+    };
+    counted_insert insert_counting(uint64_t h) {
         for (;;) {
             ll::table* t = table_for_writing();
             switch (ll::insert_into(*t, h)) {
                 case ll::outcome::done:
-                    after_insert(t);
-                    return insert_result::inserted;
+                    return {insert_result::inserted, after_insert(t)};
                 case ll::outcome::present:
-                    return insert_result::already_present;
+                    return {insert_result::already_present, 0};
                 case ll::outcome::full:
-                    if (!can_grow(*t)) return insert_result::full;
+                    if (!can_grow(*t)) return {insert_result::full, 0};
                     start_migration(t);
                     break;
                 case ll::outcome::migrating:
@@ -217,7 +226,7 @@ class locally_locked_filter {
             }
             bool const removed = ll::remove_from(*t, h);
             t->removers.fetch_sub(1, std::memory_order_release);
-            if (removed) size_.fetch_sub(1, std::memory_order_relaxed);
+            if (removed) size_.sub(1);
             return removed;
         }
     }
@@ -268,7 +277,18 @@ class locally_locked_filter {
     size_t total_slots() const noexcept {
         return current_.load(std::memory_order_acquire)->total_slots;
     }
-    size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+    // Exact when no insert runs; sums the count's shards (not for a hot path).
+    size_t size() const noexcept { return size_.load(); }
+    // At most size(), and within sharded_count::shards * count_batch() of it: for decisions on
+    // the fill while inserts run.
+    size_t published_size() const noexcept { return size_.published(); }
+    // How many inserts a thread makes before it publishes them: the table's canonical slots /
+    // 2^14, so that the published count lags the real one by at most 1/256 of the table.
+    static size_t count_batch(qf::geometry const& g) noexcept {
+        return std::max<size_t>(1, static_cast<size_t>(g.canonical_slots() >> 14));
+    }
+    // The line an insert from this thread writes besides the table (tests: nothing else is).
+    void const* this_thread_count_line() const noexcept { return size_.this_thread_line(); }
     size_t capacity() const noexcept { return static_cast<size_t>(geometry().canonical_slots()); }
     size_t memory_bytes() const noexcept {
         size_t bytes = sizeof(*this);
@@ -310,7 +330,7 @@ class locally_locked_filter {
             if (stored == max_new || !ll::place_sorted(t, fp, st, or_bits)) break;
             ++stored;
         }
-        size_.fetch_add(stored, std::memory_order_relaxed);
+        size_.add(stored);
         return i;
     }
 
@@ -356,12 +376,15 @@ class locally_locked_filter {
                t.g.quotient_bits < std::min(qf::max_quotient_bits, policy_.max_quotient_bits);
     }
 
-    void after_insert(ll::table* t) {
-        // relaxed: the count only triggers growth and answers size(); no data depends on it.
-        size_t const n = size_.fetch_add(1, std::memory_order_relaxed) + 1;
-        if (can_grow(*t) &&
+    // Counts an insert in this thread's shard; returns the published count when it published.
+    // Growth is decided on the published count only: it lags by at most 1/256 of the table
+    // (count_batch), so a table starts doubling within that of grow_at.
+    size_t after_insert(ll::table* t) {
+        size_t const n = size_.add_one(t->count_batch);
+        if (n != 0 && can_grow(*t) &&
             static_cast<double>(n) >= policy_.grow_at * static_cast<double>(t->g.canonical_slots()))
             start_migration(t);
+        return n;
     }
 
     // The table an insert or remove works on: helps a running migration to its end first.
@@ -395,7 +418,7 @@ class locally_locked_filter {
             qf::geometry const g = t->g.grown();
             size_t const total = std::max<size_t>(
                 g.canonical_slots() + overflow_slots_for(g.canonical_slots()), 2 * t->total_slots);
-            tables_.push_back(std::make_unique<ll::table>(g, total));
+            tables_.push_back(std::make_unique<ll::table>(g, total, count_batch(g)));
             auto mig = std::make_unique<ll::migration>();
             mig->source = t;
             mig->target = tables_.back().get();
@@ -440,10 +463,13 @@ class locally_locked_filter {
             migration_.store(nullptr, std::memory_order_release);
     }
 
+    // Every insert loads current_ and (growing on) migration_: they share a line that is written
+    // only when a migration starts and ends. The count is sharded, the mutex taken only to start a
+    // migration; neither shares the pointers' line.
     growing_policy policy_;
-    std::atomic<ll::table*> current_{nullptr};
+    alignas(no_sharing_bytes) std::atomic<ll::table*> current_{nullptr};
     std::atomic<ll::migration*> migration_{nullptr};
-    std::atomic<size_t> size_{0};
+    alignas(no_sharing_bytes) sharded_count size_;
     std::mutex grow_mutex_;
     std::vector<std::unique_ptr<ll::table>> tables_;  // every table ever used (see top)
     size_t released_tables_ = 0;  // tables freed by release_retired_tables() (growths())

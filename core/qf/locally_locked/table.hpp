@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "core/filter/sharded_count.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/qf/layout.hpp"
 #include "core/qf/slot_storage.hpp"
@@ -50,14 +51,20 @@ inline void pause() noexcept {
 }
 
 struct table {
-    table(qf::geometry geo, size_t total)
-        : g(geo), total_slots(total), slots(total, geo.remainder_bits + 3), lanes(slots) {}
+    table(qf::geometry geo, size_t total, size_t batch)
+        : g(geo),
+          total_slots(total),
+          count_batch(batch),
+          slots(total, geo.remainder_bits + 3),
+          lanes(slots) {}
+    // Read by every operation, written never: apart from the counters below, which removes write.
     qf::geometry g;
     size_t total_slots;
+    size_t count_batch;  // the filter's count publishes after this many inserts of a thread
     grouped_slots slots;
     scan::layout lanes;  // lane masks and division-free group arithmetic for `slots`
     // Removes in flight on this table; a migration waits for zero before locking (see remove()).
-    std::atomic<size_t> removers{0};
+    alignas(no_sharing_bytes) std::atomic<size_t> removers{0};
     // Removes that opened a hole, counted after the hole is written and before their write lock is
     // released. A write-lock scan that sees it change retries (acquire_write_lock()).
     std::atomic<uint64_t> holes_opened{0};
