@@ -51,6 +51,9 @@ void setup_index(CLI::App& app, index_options& o) {
     app.add_option("--temp-dir", o.temp_dir,
                    "Folder for the scratch file of a build larger than its memory share (default: "
                    "the index's folder; removed however qmer ends)");
+    app.add_flag("--timings", o.timings,
+                 "After the closing line, each phase's wall and CPU time (CPU / wall: the cores "
+                 "it kept busy)");
     app.add_flag("-q,--quiet", o.quiet, "No progress or statistics on stderr");
     app.footer(
         "Examples:\n"

@@ -46,12 +46,27 @@ std::string human_bytes(double bytes) {
     return buf;
 }
 
-progress_meter::progress_meter(std::string what, bool quiet)
+progress_meter::progress_meter(std::string what, bool quiet, bool timings)
     : what_(std::move(what)),
+      phase_start_(std::chrono::steady_clock::now()),
       quiet_(quiet),
       live_(!quiet && ::isatty(STDERR_FILENO)),
-      start_(std::chrono::steady_clock::now()),
+      timings_(timings && !quiet),
+      phase_cpu_start_(timings_ ? cpu_seconds() : 0),
+      start_(phase_start_),
       last_draw_(start_) {}
+
+// The time from the last phase's start (or the command's, before the first phase: "setting up")
+// to now.
+void progress_meter::end_phase() {
+    if (!timings_) return;
+    auto const now = std::chrono::steady_clock::now();
+    double const cpu = cpu_seconds();
+    phase_times_.push_back({phase_.empty() ? std::string("setting up") : phase_,
+                            std::chrono::duration<double>(now - phase_start_).count(),
+                            cpu - phase_cpu_start_});
+    phase_cpu_start_ = cpu;
+}
 
 double progress_meter::elapsed_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -59,6 +74,7 @@ double progress_meter::elapsed_seconds() const {
 
 void progress_meter::begin_phase(std::string label, double total, char const* unit,
                                  bool counts_input, bool estimated) {
+    end_phase();
     phase_ = std::move(label);
     phase_unit_ = unit;
     phase_total_ = total;
@@ -149,6 +165,13 @@ void progress_meter::finish(std::string const& extra) {
                  human_count(static_cast<double>(bases_), "bp").c_str(), elapsed_seconds(),
                  cpu_seconds(), human_bytes(static_cast<double>(peak_rss_bytes())).c_str(),
                  extra.empty() ? "" : "; ", extra.c_str());
+    if (!timings_) return;
+    end_phase();
+    phase_ = "";
+    for (auto const& p : phase_times_) {
+        std::fprintf(stderr, "[%s] %-52s %8.3f s wall %8.3f s CPU  %5.2f cores\n", what_.c_str(),
+                     (p.label + ":").c_str(), p.wall, p.cpu, p.wall > 0 ? p.cpu / p.wall : 0.0);
+    }
 }
 
 }  // namespace qmer::app

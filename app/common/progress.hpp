@@ -7,12 +7,16 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace qmer::app {
 
 class progress_meter {
   public:
-    progress_meter(std::string what, bool quiet);
+    // `timings`: the closing line is followed by one line per phase with its wall and CPU time
+    // (qmer index --timings): CPU over wall is the parallelism the phase reached, so a phase
+    // that keeps one core busy while the others wait shows as 1.0.
+    progress_meter(std::string what, bool quiet, bool timings = false);
 
     // Called from the serial input stage after each batch; redraws at most a few times a second.
     // Within a phase, also advances the phase by `bases`; in a phase that re-reads the input
@@ -35,6 +39,12 @@ class progress_meter {
 
   private:
     void draw_phase();
+    void end_phase();  // records the current phase's times (with timings)
+
+    struct phase_time {
+        std::string label;
+        double wall = 0, cpu = 0;
+    };
 
     std::string what_;
     std::string phase_;  // "" outside phases: update() draws records and bases
@@ -46,6 +56,9 @@ class progress_meter {
     std::chrono::steady_clock::time_point phase_start_;
     bool quiet_;
     bool live_;
+    bool timings_;
+    double phase_cpu_start_ = 0;
+    std::vector<phase_time> phase_times_;
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_draw_;
     uint64_t records_ = 0;

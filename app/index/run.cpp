@@ -1236,7 +1236,8 @@ void build_index(index_options const& given, unsigned threads) {
     std::vector<std::unique_ptr<io::spill_file>> copies;
     io::check_output_folder(o.output);  // fail before the work, not after it
     if (!o.temp_dir.empty()) io::spill_file probe(o.temp_dir);  // likewise
-    progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet);
+    progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet,
+                            o.timings);
 
     std::unique_ptr<filter_t> filter;
     std::function<std::unique_ptr<filter_t>()> make_filter;

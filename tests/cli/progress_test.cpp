@@ -35,4 +35,28 @@ TEST_F(progress, a_build_on_a_terminal_shows_its_phases_and_a_log_gets_one_line)
     EXPECT_EQ(logged.err.rfind("[qmer index] 40 records, 2.00 Mbp in ", 0), 0u) << logged.err;
 }
 
+// --timings: after the closing line, one line per phase with its wall and CPU time and the cores
+// it kept busy (the scaling model of bench/scaling reads them), in the order the phases ran;
+// --quiet silences them too.
+TEST_F(progress, timings_give_each_phase_its_wall_and_cpu_time) {
+    write_file("ref.fa", random_fasta(40, 50000, 7));
+    auto const r = qmer({"index", "-t", "2", "--timings", "-o", "t.qmer", "ref.fa"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.rfind("[qmer index] 40 records, 2.00 Mbp in ", 0), 0u) << r.err;
+    size_t at = 0;
+    for (char const* phase : {"setting up:", "reading k-mers:", "writing the index:"}) {
+        size_t const found = r.err.find(std::string("[qmer index] ") + phase, at);
+        ASSERT_NE(found, std::string::npos) << phase << " (in order) not in:\n" << r.err;
+        size_t const eol = r.err.find('\n', found);
+        std::string const line = r.err.substr(found, eol - found);
+        EXPECT_NE(line.find(" s wall "), std::string::npos) << line;
+        EXPECT_NE(line.find(" s CPU "), std::string::npos) << line;
+        EXPECT_NE(line.find(" cores"), std::string::npos) << line;
+        at = eol;
+    }
+    auto const quiet = qmer({"index", "-q", "--timings", "-o", "q.qmer", "ref.fa"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err, "");
+}
+
 }  // namespace
