@@ -70,6 +70,30 @@ TEST(growing, release_retired_tables_frees_old_tables_only) {
     for (uint64_t k : keys) ASSERT_TRUE(f.contains(k));
 }
 
+// The element count publishes a thread's inserts once per count_batch of them (core/filter/
+// sharded_count.hpp), and growth is decided on the published count: a doubling starts within one
+// batch of grow_at on one thread (within shards * batch on many), 1/256 of the table at most.
+TEST(growing, growth_starts_within_a_batch_of_its_fill) {
+    for (double grow_at : {0.5, 0.9}) {
+        locally_locked_filter f(18, 16, growing_policy{true, grow_at});
+        size_t const batch = locally_locked_filter::count_batch(f.geometry());
+        ASSERT_GT(batch, 1u);  // the published count really lags here
+        double const threshold = grow_at * static_cast<double>(size_t{1} << 18);
+        auto const keys = distinct_keys(size_t{1} << 18, 35);
+        size_t inserted = 0;
+        for (uint64_t k : keys) {
+            insert_result const r = f.insert(k);
+            ASSERT_NE(r, insert_result::full);
+            inserted += r == insert_result::inserted;  // a fingerprint seen before adds nothing
+            if (f.growths() != 0) break;
+        }
+        ASSERT_EQ(f.growths(), 1u) << grow_at;
+        EXPECT_GE(static_cast<double>(inserted), threshold) << grow_at;
+        EXPECT_LT(static_cast<double>(inserted), threshold + static_cast<double>(batch)) << grow_at;
+        EXPECT_EQ(f.size(), inserted);
+    }
+}
+
 TEST(growing, out_of_remainder_bits_answers_full) {
     locally_locked_filter f(10, 2, growing_policy{true, 0.9});
     size_t i = 0;
