@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "io/detail/pair_messages.hpp"
 
 namespace qmer::io {
 
@@ -34,9 +35,7 @@ bool paired_reader::read_pair(paired_batch& batch) {
         if (!first_.read_record(batch.second)) {
             std::string const lone(batch.first[batch.first.size() - 1].name);
             batch.first.pop_back();
-            throw input_error(first_.path() + ": record " + std::to_string(2 * pair - 1) +
-                              ": interleaved input has an odd number of records (the last, '" +
-                              lone + "', has no mate)");
+            throw input_error(detail::odd_interleaved(first_.path(), pair, lone));
         }
     } else {
         bool const got1 = first_.read_record(batch.first);
@@ -46,9 +45,7 @@ bool paired_reader::read_pair(paired_batch& batch) {
             if (got2) batch.second.pop_back();
             std::string const& shorter = got1 ? second_->path() : first_.path();
             std::string const& longer = got1 ? first_.path() : second_->path();
-            throw input_error(shorter + ": ends after " + std::to_string(pair - 1) +
-                              " records, but its mate file " + longer + " has a record " +
-                              std::to_string(pair) + ": the paired files are out of step");
+            throw input_error(detail::files_out_of_step(shorter, longer, pair));
         }
         if (!got1) return false;
     }
@@ -61,12 +58,10 @@ void paired_reader::check_names(paired_batch const& batch) const {
     std::string_view const name1 = batch.first[batch.first.size() - 1].name;
     std::string_view const name2 = batch.second[batch.second.size() - 1].name;
     if (mate_base_name(name1) == mate_base_name(name2)) return;
-    std::string const where =
-        second_ ? first_.path() + " and " + second_->path() + ": pair " + std::to_string(pairs_)
-                : first_.path() + ": records " + std::to_string(2 * pairs_ - 1) + " and " +
-                      std::to_string(2 * pairs_);
-    throw input_error(where + ": mate names differ ('" + std::string(name1) + "' and '" +
-                      std::string(name2) + "'): the mates are out of step");
+    std::string const where = second_
+                                  ? detail::pair_in_files(first_.path(), second_->path(), pairs_)
+                                  : detail::pair_in_interleaved(first_.path(), pairs_);
+    throw input_error(detail::mate_names_differ(where, name1, name2));
 }
 
 bool paired_reader::next_batch(paired_batch& batch) {

@@ -10,7 +10,8 @@
 //   - one of two files ending before the other (either way round),
 //   - an interleaved file with an odd number of records.
 // Two empty inputs (or one empty interleaved input) are an empty paired input.
-// Not thread-safe: used by the pipeline's serial input stage.
+// Not thread-safe. The pipelines read pairs through io/chunked_paired_reader.hpp, whose pairs and
+// errors are this reader's (its tests hold it to this one).
 
 #include <cstdint>
 #include <optional>

@@ -31,7 +31,10 @@
 // its opening and its last record is an error too, found when the last record has been read (a file
 // still being written, or one truncated at a record boundary, looks well-formed).
 //
-// Not thread-safe: one reader is used by one thread at a time (the pipeline's serial input stage).
+// Not thread-safe: one reader is used by one thread at a time. The pipelines read through
+// io/chunked_reader.hpp, which parses FASTA/FASTQ text on several threads with this reader's
+// parser (io/detail/fastx_parser.hpp) and gives the same records and errors, and which keeps this
+// reader for the other formats.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +45,10 @@
 #include "io/sequence_record.hpp"
 
 namespace qmer::io {
+
+namespace detail {
+struct opened_input;
+}
 
 enum class sequence_format { empty, fasta, fastq, sam, bam, cram, genbank, embl };
 
@@ -62,6 +69,9 @@ class sequence_reader {
   public:
     // Opens path ("-" is standard input) and detects its format. Throws input_error.
     explicit sequence_reader(std::string path, reader_options options = {});
+    // Reads an input that detail::open_input(path, options) opened (chunked_reader hands the
+    // formats it does not cut over to this reader so).
+    sequence_reader(std::string path, reader_options options, detail::opened_input&& opened);
     ~sequence_reader();
     sequence_reader(sequence_reader&&) noexcept;
     sequence_reader& operator=(sequence_reader&&) noexcept;
@@ -86,6 +96,8 @@ class sequence_reader {
     struct backend;
 
   private:
+    void adopt(detail::opened_input&& opened);
+
     std::string path_;
     reader_options options_;
     sequence_format format_ = sequence_format::empty;

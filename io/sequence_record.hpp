@@ -85,6 +85,12 @@ class record_batch {
         first_record_ = first_record_number;
     }
 
+    // Renumbers the batch: for records parsed before their place in the input was known (a chunk
+    // parsed on another thread, io/chunked_reader.hpp).
+    void set_first_record_number(uint64_t first_record_number) noexcept {
+        first_record_ = first_record_number;
+    }
+
     size_t size() const noexcept { return entries_.size(); }
     bool empty() const noexcept { return entries_.empty(); }
     // 1-based number of records()[0] in its input (for paired input: the number of the pair).

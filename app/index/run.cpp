@@ -1,7 +1,9 @@
 // qmer index: references -> canonical k-mers -> hashes -> filter -> index file (DESIGN.md, data
-// flow). One TBB parallel_pipeline per command: a serial in-order stage reads batches of records
-// from the references one file after another; a parallel stage scans, hashes and inserts their
-// k-mers.
+// flow). One TBB parallel_pipeline per pass over the references: a serial in-order stage reads
+// their text one file after another and cuts it into chunks at record boundaries
+// (io/chunked_reader.hpp); a parallel stage parses the chunks; a serial in-order stage settles
+// them (numbers the records, throws the first malformed one, in file order); a parallel stage
+// scans, hashes and inserts their k-mers.
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
@@ -12,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -33,6 +36,7 @@
 #include "core/kmer/hash.hpp"
 #include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
+#include "io/chunked_reader.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
 #include "io/same_file.hpp"
@@ -53,7 +57,16 @@ struct build_counts {
     uint64_t longest_record = 0;  // bases
 };
 
-// Reads the references one after the other, in order; the serial input stage's state. A
+// One chunk of the references on its way through the pipeline.
+struct reference_chunk {
+    io::text_chunk text;
+    io::record_batch batch;
+    std::shared_ptr<io::chunked_reader> reader;  // the file it is of (kept while it is settled)
+    size_t file = 0;                             // that file's place among the references
+    std::exception_ptr problem;                  // the file could not be opened
+};
+
+// Reads the references one after the other, in order, through the chunked reader's stages. A
 // reference read from elsewhere (index_options::read_from) keeps its own name in messages.
 class reference_stream {
   public:
@@ -62,20 +75,47 @@ class reference_stream {
           paths_(o.read_from.empty() ? o.references : o.read_from),
           options_(options) {}
 
-    // Fills batch with the next records of the current or a following file; false at the end.
-    bool next(io::record_batch& batch) {
-        try {
-            while (true) {
-                if (!reader_) {
-                    if (next_path_ == paths_.size()) return false;
-                    reader_.emplace(paths_[next_path_++], options_);
+    // The input stage (serial, in order): the next chunk of the current or a following file;
+    // false at the end. A file that cannot be opened is a chunk whose settle() throws, so that
+    // the problems of the files before it come first.
+    bool cut(reference_chunk& chunk) {
+        chunk.problem = nullptr;
+        chunk.batch.clear();
+        while (!failed_) {
+            if (!reader_) {
+                if (next_path_ == paths_.size()) return false;
+                try {
+                    reader_ = std::make_shared<io::chunked_reader>(paths_[next_path_], options_);
+                } catch (...) {
+                    chunk.reader = nullptr;
+                    chunk.file = next_path_;
+                    chunk.problem = std::current_exception();
+                    failed_ = true;
+                    return true;
                 }
-                if (reader_->next_batch(batch)) return true;
-                reader_.reset();
+                ++next_path_;
             }
+            chunk.reader = reader_;
+            chunk.file = next_path_ - 1;
+            if (reader_->cut(chunk.text, chunk.batch)) return true;
+            reader_.reset();
+        }
+        return false;
+    }
+
+    // The parsing stage (parallel).
+    static void parse(reference_chunk& chunk) {
+        if (chunk.reader) io::chunked_reader::parse(chunk.text, chunk.batch);
+    }
+
+    // The settling stage (serial, in order): the chunk's records final, or the first problem.
+    void settle(reference_chunk& chunk) {
+        try {
+            if (chunk.problem) std::rethrow_exception(chunk.problem);
+            chunk.reader->settle(chunk.text, chunk.batch);
         } catch (input_error const& e) {
-            std::string const& path = paths_[next_path_ - 1];
-            std::string const& name = names_[next_path_ - 1];
+            std::string const& path = paths_[chunk.file];
+            std::string const& name = names_[chunk.file];
             std::string message = e.what();
             if (path != name && message.starts_with(path))
                 throw input_error(name + message.substr(path.size()));
@@ -83,12 +123,24 @@ class reference_stream {
         }
     }
 
+    // The three stages in the calling thread, for a pass without a pipeline: the next chunk's
+    // records in chunk.batch (never none); false at the end.
+    bool next(reference_chunk& chunk) {
+        while (cut(chunk)) {
+            parse(chunk);
+            settle(chunk);
+            if (!chunk.batch.empty()) return true;
+        }
+        return false;
+    }
+
   private:
     std::vector<std::string> const& names_;
     std::vector<std::string> const& paths_;
     io::reader_options options_;
     size_t next_path_ = 0;
-    std::optional<io::sequence_reader> reader_;
+    std::shared_ptr<io::chunked_reader> reader_;
+    bool failed_ = false;
 };
 
 // Counts the k-mer positions of the references: an upper bound of their distinct k-mers, used to
@@ -99,11 +151,11 @@ uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanne
             throw usage_error("--filter " + o.filter +
                               " cannot grow and reads stdin only once: give --expected N");
     reference_stream refs(o, {});
-    io::record_batch batch;
+    reference_chunk chunk;
     uint64_t total = 0;
-    while (refs.next(batch)) {
+    while (refs.next(chunk)) {
         throw_if_interrupted();
-        for (size_t i = 0; i < batch.size(); ++i) total += scanner.count(batch[i].sequence);
+        for (io::sequence_record const r : chunk.batch) total += scanner.count(r.sequence);
     }
     return total;
 }
@@ -139,13 +191,14 @@ uint64_t estimate_kmers_from_sizes(std::vector<std::string> const& paths) {
 }
 
 // Reads the references once and hands every piece of their sequences to `insert_span` (from the
-// pipeline's threads; it returns the piece's k-mers). `stop()` is asked before each batch (a
-// filter that filled up, or outgrew the memory limit, throws or stops the reading there).
+// pipeline's threads; it returns the piece's k-mers). `stop()` is asked after each chunk is
+// settled (a filter that filled up, or outgrew the memory limit, throws or stops the reading
+// there: no later chunk is taken).
 template <typename InsertSpan, typename Stop>
 void read_reference_spans(index_options const& o, unsigned threads, build_counts& counts,
                           progress_meter& progress, InsertSpan&& insert_span, Stop&& stop) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
-    batch_pool<io::record_batch> pool(tokens);
+    batch_pool<reference_chunk> pool(tokens);
     reference_stream refs(o, {.decompression_threads = threads > 1 ? threads : 0});
     // A chromosome is one record: split long records into pieces of chunk_bases k-mer start
     // positions (each piece carries the k - 1 bases the next one starts with), so every core
@@ -163,38 +216,59 @@ void read_reference_spans(index_options const& o, unsigned threads, build_counts
         return kmers.load();
     };
 
-    // Serial, in input order: the next batch of reference records.
-    auto read_stage = [&](tbb::flow_control& fc) -> io::record_batch* {
-        if (interrupted() || stop()) {
+    // Set by the settling stage when stop() says so; the input stage then cuts no more.
+    std::atomic<bool> stopping{false};
+    // Serial, in input order: the next chunk of the references' text.
+    auto cut_stage = [&](tbb::flow_control& fc) -> reference_chunk* {
+        if (interrupted() || stopping.load(std::memory_order_relaxed)) {
             fc.stop();
             return nullptr;
         }
-        io::record_batch* batch = pool.take();
-        if (!refs.next(*batch)) {
-            pool.give_back(batch);
+        reference_chunk* chunk = pool.take();
+        if (!refs.cut(*chunk)) {
+            pool.give_back(chunk);
             fc.stop();
             return nullptr;
         }
-        counts.records += batch->size();
-        counts.bases += batch->sequence_bytes();
-        for (size_t i = 0; i < batch->size(); ++i)
-            counts.longest_record =
-                std::max<uint64_t>(counts.longest_record, (*batch)[i].sequence.size());
-        progress.update(counts.records, counts.bases);
-        return batch;
+        return chunk;
     };
-    // Parallel: scan, hash and insert the batch's k-mers.
-    auto insert_stage = [&](io::record_batch* batch) {
+    // Parallel: the chunk's records.
+    auto parse_stage = [&](reference_chunk* chunk) {
+        reference_stream::parse(*chunk);
+        return chunk;
+    };
+    // Serial, in input order: the records made final and counted; stop() asked.
+    auto settle_stage = [&](reference_chunk* chunk) {
+        if (stopping.load(std::memory_order_relaxed)) {
+            chunk->batch.clear();  // cut before the stop was seen: not taken
+            return chunk;
+        }
+        refs.settle(*chunk);
+        io::record_batch const& batch = chunk->batch;
+        counts.records += batch.size();
+        counts.bases += batch.sequence_bytes();
+        for (io::sequence_record const r : batch)
+            counts.longest_record = std::max<uint64_t>(counts.longest_record, r.sequence.size());
+        progress.update(counts.records, counts.bases);
+        if (stop()) stopping.store(true, std::memory_order_relaxed);
+        return chunk;
+    };
+    // Parallel: scan, hash and insert the chunk's k-mers.
+    auto insert_stage = [&](reference_chunk* chunk) {
         throw_if_interrupted();
         uint64_t kmers = 0;
-        for (size_t i = 0; i < batch->size(); ++i) kmers += insert_sequence((*batch)[i].sequence);
+        for (io::sequence_record const r : chunk->batch) kmers += insert_sequence(r.sequence);
         counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
-        pool.give_back(batch);
+        pool.give_back(chunk);
     };
+    using tbb::filter_mode;
     tbb::parallel_pipeline(
-        tokens,
-        tbb::make_filter<void, io::record_batch*>(tbb::filter_mode::serial_in_order, read_stage) &
-            tbb::make_filter<io::record_batch*, void>(tbb::filter_mode::parallel, insert_stage));
+        tokens, tbb::make_filter<void, reference_chunk*>(filter_mode::serial_in_order, cut_stage) &
+                    tbb::make_filter<reference_chunk*, reference_chunk*>(filter_mode::parallel,
+                                                                         parse_stage) &
+                    tbb::make_filter<reference_chunk*, reference_chunk*>(
+                        filter_mode::serial_in_order, settle_stage) &
+                    tbb::make_filter<reference_chunk*, void>(filter_mode::parallel, insert_stage));
     throw_if_interrupted();
 }
 
@@ -1236,8 +1310,7 @@ void build_index(index_options const& given, unsigned threads) {
     std::vector<std::unique_ptr<io::spill_file>> copies;
     io::check_output_folder(o.output);  // fail before the work, not after it
     if (!o.temp_dir.empty()) io::spill_file probe(o.temp_dir);  // likewise
-    progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet,
-                            o.timings);
+    progress_meter progress(o.append ? "qmer index --append" : "qmer index", o.quiet, o.timings);
 
     std::unique_ptr<filter_t> filter;
     std::function<std::unique_ptr<filter_t>()> make_filter;

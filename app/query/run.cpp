@@ -1,8 +1,12 @@
 // qmer query: reads -> canonical k-mers -> hashes -> filter lookups -> verdicts (DESIGN.md, data
-// flow). One TBB parallel_pipeline: a serial in-order stage reads batches of reads (or pairs); a
-// parallel stage scans, hashes and looks up their k-mers (prefetched in groups) in every index in
-// turn and formats their output text; a serial in-order stage writes it, so the output is in input
-// order and does not depend on the thread count. A panel (several -x indexes) reads the reads once.
+// flow). One TBB parallel_pipeline: a serial in-order stage reads the reads' text and cuts it into
+// chunks at record boundaries (io/chunked_reader.hpp); a parallel stage parses each chunk; a serial
+// in-order stage settles the chunks (numbers their records, throws the first malformed one, in
+// file order); a parallel stage scans, hashes and looks up their k-mers (prefetched in groups) in
+// every index in turn and formats their output text; a serial in-order stage writes it, so the
+// output is in input order and does not depend on the thread count. Paired input (two mate files,
+// or --interleaved) goes the same way, its mates paired by the settling stage
+// (io/chunked_paired_reader.hpp). A panel (several -x indexes) reads the reads once.
 
 #include <tbb/parallel_pipeline.h>
 
@@ -27,6 +31,8 @@
 #include "app/query/verdict.hpp"
 #include "core/error.hpp"
 #include "core/kmer/scanner.hpp"
+#include "io/chunked_paired_reader.hpp"
+#include "io/chunked_reader.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
@@ -43,6 +49,8 @@ struct read_counts {
 
 // One batch of reads (or pairs) and everything the parallel stage makes of it.
 struct query_chunk {
+    io::text_chunk text;                           // single-end input: the text of reads.first
+    io::paired_chunk mates_text;                   // paired input: the text of both mates
     io::paired_batch reads;                        // single-end input uses reads.first only
     std::vector<std::vector<read_counts>> counts;  // per index, per read
     std::vector<uint64_t> hits;                    // one read's hits per index
@@ -66,7 +74,8 @@ struct query_chunk {
     }
 };
 
-// The input side: one file, two mate files, or one interleaved file.
+// The input side: one file, two mate files, or one interleaved file, cut into chunks that several
+// threads parse.
 class read_source {
   public:
     read_source(query_options const& o, io::reader_options options) {
@@ -80,15 +89,32 @@ class read_source {
         }
     }
     bool paired() const noexcept { return paired_.has_value(); }
-    bool next(io::paired_batch& batch) {
-        if (paired_) return paired_->next_batch(batch);
-        batch.second.clear();
-        return single_->next_batch(batch.first);
+
+    // The input stage (serial, in order): the next chunk; false at the end of the input.
+    bool cut(query_chunk& chunk) {
+        if (paired_) return paired_->cut(chunk.mates_text);
+        chunk.reads.second.clear();
+        return single_->cut(chunk.text, chunk.reads.first);
+    }
+    // The parsing stage (parallel).
+    void parse(query_chunk& chunk) const {
+        if (paired_)
+            io::chunked_paired_reader::parse(chunk.mates_text);
+        else
+            io::chunked_reader::parse(chunk.text, chunk.reads.first);
+    }
+    // The settling stage (serial, in order): the chunk's reads (pairs) final, or the first error
+    // thrown.
+    void settle(query_chunk& chunk) {
+        if (paired_)
+            paired_->settle(chunk.mates_text, chunk.reads);
+        else
+            single_->settle(chunk.text, chunk.reads.first);
     }
 
   private:
-    std::optional<io::sequence_reader> single_;
-    std::optional<io::paired_reader> paired_;
+    std::optional<io::chunked_reader> single_;
+    std::optional<io::chunked_paired_reader> paired_;
 };
 
 // The name a pair is reported under: mate 1's name without a trailing /1.
@@ -482,38 +508,50 @@ class query_outputs {
     std::vector<std::array<std::unique_ptr<io::output_file>, 2>> split_;  // per category
 };
 
-// The pipeline: a serial in-order stage reads batches, a parallel one answers them, a serial
-// in-order one hands them to `write`; 2t + 1 batches in flight.
+// The pipeline: cut (serial, in order), parse (parallel), settle (serial, in order), answer
+// (parallel), write (serial, in order); 2t + 1 chunks in flight.
 template <typename Write>
 void read_answer_write(query_plan const& plan, read_source& source, unsigned threads,
                        Write&& write) {
     size_t const tokens = 2 * static_cast<size_t>(threads) + 1;
     batch_pool<query_chunk> pool(tokens);
+    auto cut = [&](tbb::flow_control& fc) -> query_chunk* {
+        if (interrupted()) {
+            fc.stop();
+            return nullptr;
+        }
+        query_chunk* chunk = pool.take();
+        if (!source.cut(*chunk)) {
+            pool.give_back(chunk);
+            fc.stop();
+            return nullptr;
+        }
+        return chunk;
+    };
+    auto parse = [&](query_chunk* chunk) {
+        source.parse(*chunk);
+        return chunk;
+    };
+    auto settle = [&](query_chunk* chunk) {
+        source.settle(*chunk);
+        return chunk;
+    };
+    auto answer = [&](query_chunk* chunk) {
+        answer_chunk(plan, *chunk);
+        return chunk;
+    };
+    auto write_out = [&](query_chunk* chunk) {
+        write(*chunk);
+        pool.give_back(chunk);
+    };
+    using tbb::filter_mode;
     tbb::parallel_pipeline(
-        tokens, tbb::make_filter<void, query_chunk*>(tbb::filter_mode::serial_in_order,
-                                                     [&](tbb::flow_control& fc) -> query_chunk* {
-                                                         if (interrupted()) {
-                                                             fc.stop();
-                                                             return nullptr;
-                                                         }
-                                                         query_chunk* chunk = pool.take();
-                                                         if (!source.next(chunk->reads)) {
-                                                             pool.give_back(chunk);
-                                                             fc.stop();
-                                                             return nullptr;
-                                                         }
-                                                         return chunk;
-                                                     }) &
-                    tbb::make_filter<query_chunk*, query_chunk*>(tbb::filter_mode::parallel,
-                                                                 [&](query_chunk* chunk) {
-                                                                     answer_chunk(plan, *chunk);
-                                                                     return chunk;
-                                                                 }) &
-                    tbb::make_filter<query_chunk*, void>(tbb::filter_mode::serial_in_order,
-                                                         [&](query_chunk* chunk) {
-                                                             write(*chunk);
-                                                             pool.give_back(chunk);
-                                                         }));
+        tokens,
+        tbb::make_filter<void, query_chunk*>(filter_mode::serial_in_order, cut) &
+            tbb::make_filter<query_chunk*, query_chunk*>(filter_mode::parallel, parse) &
+            tbb::make_filter<query_chunk*, query_chunk*>(filter_mode::serial_in_order, settle) &
+            tbb::make_filter<query_chunk*, query_chunk*>(filter_mode::parallel, answer) &
+            tbb::make_filter<query_chunk*, void>(filter_mode::serial_in_order, write_out));
     throw_if_interrupted();
 }
 
@@ -624,8 +662,9 @@ void run_query(query_options const& o) {
     thread_limit const limit(threads);
     // The reads are opened first: a missing or unreadable reads file is reported at once, not
     // after a host-sized index has been read (seconds). 1 MB of sequence per batch (~7,000 reads
-    // of 150 bp): per-batch costs stay negligible, and the 2t + 1 batches in flight (with their
-    // output text) keep peak memory small.
+    // of 150 bp; a chunk of single-end text is 2 MB, ~6,000 such reads): per-batch costs stay
+    // negligible, and the 2t + 1 batches in flight (with their text and output) keep peak memory
+    // small.
     read_source source(
         o, {.decompression_threads = threads > 1 ? threads : 0, .batch_bytes = size_t{1} << 20});
     // Every header first (mapped, its sum deferred: cheap), so that a panel of mixed k fails

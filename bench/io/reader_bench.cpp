@@ -2,6 +2,12 @@
 // reader is built on, DESIGN.md "Dependencies"), on the same FASTQ file, plain and gzip, in the
 // same process. Goal (issue 3): the reader within 10% of the loop.
 //
+// And the stages of io::chunked_reader (issue 40, item 3) on the same plain file, in the same run:
+// chunk_cut is the serial input stage alone (reading the text and cutting it into chunks), the
+// most any number of parsing threads can be fed; chunk_parse is one thread parsing chunks (the
+// cutting before each chunk left out of the timing), what each parsing thread adds;
+// chunked_one_thread is the three stages in one thread, against sequence_reader.
+//
 // The input is ~200 MB of 150 bp reads, generated on first use (never committed):
 //   QMER_BENCH_FASTQ (default /tmp/qmer_reader_bench.fq) and the same path + ".gz" (plain gzip,
 //   written by htslib's BGZF writer in "wg" mode).
@@ -25,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/chunked_reader.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace {
@@ -136,6 +143,67 @@ void sequence_reader(benchmark::State& state, bool gzip, size_t budget) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * records));
 }
 
+// The chunked reader's input stage alone: the text read and cut, nothing parsed. The query's chunk
+// size (1 MB batches: 2 MB chunks).
+void chunk_cut(benchmark::State& state) {
+    std::string const& path = input(false);
+    qmer::io::text_chunk chunk;
+    qmer::io::record_batch batch;
+    size_t chunks = 0;
+    for (auto _ : state) {
+        qmer::io::chunked_reader reader(path, {.batch_bytes = size_t{1} << 20});
+        chunks = 0;
+        while (reader.cut(chunk, batch)) ++chunks;
+    }
+    state.counters["chunks"] = static_cast<double>(chunks);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * plain_bytes_of_input()));
+}
+
+// One parsing thread: parse() of every chunk, timed alone (cut and settle paused).
+void chunk_parse(benchmark::State& state) {
+    std::string const& path = input(false);
+    qmer::io::text_chunk chunk;
+    qmer::io::record_batch batch;
+    uint64_t records = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        qmer::io::chunked_reader reader(path, {.batch_bytes = size_t{1} << 20});
+        for (;;) {
+            if (!reader.cut(chunk, batch)) break;
+            state.ResumeTiming();
+            qmer::io::chunked_reader::parse(chunk, batch);
+            state.PauseTiming();
+            reader.settle(chunk, batch);
+        }
+        records = reader.records_read();
+        state.ResumeTiming();
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * plain_bytes_of_input()));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * records));
+}
+
+// The three stages in one thread: what chunking costs over sequence_reader where there is no
+// second thread to parse.
+void chunked_one_thread(benchmark::State& state) {
+    std::string const& path = input(false);
+    qmer::io::text_chunk chunk;
+    qmer::io::record_batch batch;
+    uint64_t records = 0;
+    for (auto _ : state) {
+        qmer::io::chunked_reader reader(path, {.batch_bytes = size_t{1} << 20});
+        uint64_t bases = 0;
+        while (reader.cut(chunk, batch)) {
+            qmer::io::chunked_reader::parse(chunk, batch);
+            reader.settle(chunk, batch);
+            bases += batch.sequence_bytes();
+        }
+        records = reader.records_read();
+        benchmark::DoNotOptimize(bases);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * plain_bytes_of_input()));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * records));
+}
+
 // Keeps the median real time of each benchmark so main() can print the ratios.
 class ratio_reporter : public benchmark::ConsoleReporter {
   public:
@@ -159,6 +227,12 @@ BENCHMARK_CAPTURE(sequence_reader, plain, false, 0)->Unit(benchmark::kMillisecon
 BENCHMARK_CAPTURE(sequence_reader, plain_256k, false, 256 << 10)
     ->Unit(benchmark::kMillisecond)
     ->Repetitions(5);
+BENCHMARK_CAPTURE(sequence_reader, plain_1m, false, 1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5);
+BENCHMARK(chunk_cut)->Unit(benchmark::kMillisecond)->Repetitions(5);
+BENCHMARK(chunk_parse)->Unit(benchmark::kMillisecond)->Repetitions(5);
+BENCHMARK(chunked_one_thread)->Unit(benchmark::kMillisecond)->Repetitions(5);
 BENCHMARK_CAPTURE(kseq_loop, gzip, true)->Unit(benchmark::kMillisecond)->Repetitions(3);
 BENCHMARK_CAPTURE(sequence_reader, gzip, true, 0)->Unit(benchmark::kMillisecond)->Repetitions(3);
 
@@ -174,7 +248,10 @@ int main(int argc, char** argv) {
     };
     for (pair const p : {pair{"sequence_reader/plain", "kseq_loop/plain"},
                          pair{"sequence_reader/plain_256k", "kseq_loop/plain"},
-                         pair{"sequence_reader/gzip", "kseq_loop/gzip"}}) {
+                         pair{"sequence_reader/gzip", "kseq_loop/gzip"},
+                         pair{"chunk_cut", "sequence_reader/plain_1m"},
+                         pair{"chunk_parse", "sequence_reader/plain_1m"},
+                         pair{"chunked_one_thread", "sequence_reader/plain_1m"}}) {
         if (reporter.cpu.count(p.reader) != 0 && reporter.cpu.count(p.baseline) != 0) {
             std::printf("ratio %s / %s: CPU time %.3f, wall time %.3f (medians)\n", p.reader,
                         p.baseline, reporter.cpu[p.reader] / reporter.cpu[p.baseline],

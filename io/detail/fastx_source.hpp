@@ -1,6 +1,7 @@
 #pragma once
-// FASTA and FASTQ records through htslib's kseq.h over a text_stream (see sequence_reader.hpp for
-// the rules it enforces on top of kseq).
+// FASTA and FASTQ records of a file, one at a time: fastx_parser over the file's text_stream, its
+// problems thrown as input_error naming the file and the record (see sequence_reader.hpp for the
+// rules the parser enforces on top of kseq).
 
 #include <memory>
 

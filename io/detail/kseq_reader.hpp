@@ -16,6 +16,11 @@
 
 namespace qmer::io::detail {
 
+// The bytes kseq asks its input for at a time. The chunked reader reads a file's stream in requests
+// of this size too: a damaged gzip stream then fails at the same request, after the same bytes, as
+// under the serial parser, so both report the damage at the same record.
+inline constexpr int kseq_buffer_bytes = 16384;
+
 // kseq.h's ks_getuntil2, with `read` for its __read: reads into str (appended to it when
 // `append`) up to the next delimiter, which it consumes: KS_SEP_LINE a line's end ('\n'; a '\r'
 // before it is dropped), KS_SEP_SPACE any isspace() byte, KS_SEP_TAB any isspace() byte but ' ',
@@ -79,7 +84,7 @@ int kseq_getuntil(Kstream* ks, int delimiter, kstring_t* str, int* dret, int app
 
 #define QMER_KSEQ_INIT(type_t, read_fn)                                                            \
     __KS_TYPE(type_t)                                                                              \
-    __KS_BASIC(static, type_t, 16384)                                                              \
+    __KS_BASIC(static, type_t, ::qmer::io::detail::kseq_buffer_bytes)                              \
     static int ks_getuntil2(kstream_t* ks, int delimiter, kstring_t* str, int* dret, int append) { \
         return ::qmer::io::detail::kseq_getuntil(ks, delimiter, str, dret, append, read_fn);       \
     }                                                                                              \

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "io/detail/byte_input.hpp"
+
 struct BGZF;
 
 namespace qmer::io::detail {
@@ -21,11 +23,11 @@ namespace qmer::io::detail {
 // I/O error alone.
 std::string bgzf_failure(int errcode);
 
-class text_stream {
+class text_stream final : public byte_input {
   public:
     // Takes ownership of fp (closed by the destructor). path is only used in messages.
     text_stream(BGZF* fp, std::string path);
-    ~text_stream();
+    ~text_stream() override;
     text_stream(text_stream const&) = delete;
     text_stream& operator=(text_stream const&) = delete;
 
@@ -34,12 +36,12 @@ class text_stream {
     std::string_view peek(size_t n);
 
     // Copies up to n bytes to buf; returns the count, 0 at the end of the input or after an error.
-    int read(void* buf, int n) noexcept;
+    int read(void* buf, int n) noexcept override;
 
     // True once the stream failed (truncated or corrupt gzip, an I/O error).
-    bool failed() const noexcept { return failed_; }
+    bool failed() const noexcept override { return failed_; }
     // What failed, for a message ("truncated or corrupt gzip/BGZF data (htslib error 5)").
-    std::string failure() const;
+    std::string failure() const override;
 
     std::string const& path() const noexcept { return path_; }
 

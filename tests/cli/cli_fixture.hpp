@@ -99,4 +99,13 @@ class cli_test : public ::testing::Test {
     std::filesystem::path dir_;
 };
 
+// A TSV report without its '#' lines (they name the index and the reads files).
+inline std::string tsv_body(std::string const& tsv) {
+    std::istringstream in(tsv);
+    std::string line, body;
+    while (std::getline(in, line))
+        if (!line.starts_with("#")) body += line + "\n";
+    return body;
+}
+
 }  // namespace qmer::test

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -108,5 +110,41 @@ void expect_input_error(F&& f, std::vector<std::string> const& expected) {
         }
     }
 }
+
+// Replaces fd 0 with a pipe fed by a thread for the lifetime of the object.
+class stdin_feed {
+  public:
+    explicit stdin_feed(std::string bytes) : bytes_(std::move(bytes)) {
+        // A reader that stops early closes the pipe; the writer must see EPIPE, not die of SIGPIPE.
+        ::signal(SIGPIPE, SIG_IGN);
+        saved_ = ::dup(0);
+        int fds[2];
+        EXPECT_EQ(::pipe(fds), 0);
+        ::dup2(fds[0], 0);
+        ::close(fds[0]);
+        int const out = fds[1];
+        writer_ = std::thread([this, out] {
+            size_t done = 0;
+            while (done < bytes_.size()) {
+                ssize_t const n = ::write(out, bytes_.data() + done, bytes_.size() - done);
+                if (n <= 0) break;
+                done += static_cast<size_t>(n);
+            }
+            ::close(out);
+        });
+    }
+    ~stdin_feed() {
+        writer_.join();
+        ::dup2(saved_, 0);
+        ::close(saved_);
+    }
+    stdin_feed(stdin_feed const&) = delete;
+    stdin_feed& operator=(stdin_feed const&) = delete;
+
+  private:
+    std::string bytes_;
+    int saved_ = -1;
+    std::thread writer_;
+};
 
 }  // namespace qmer::io::test

@@ -1,0 +1,134 @@
+#include "io/chunked_reader.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace qmer::io {
+
+chunk_sizes chunk_sizes::resolved(reader_options const& options, bool fastq) const noexcept {
+    chunk_sizes out;
+    out.target = target != 0 ? target : (fastq ? 2 : 1) * std::max<size_t>(options.batch_bytes, 1);
+    out.most = most != 0 ? std::max(most, out.target) : 8 * out.target;
+    return out;
+}
+
+chunked_reader::chunked_reader(std::string path, reader_options options, chunk_sizes sizes)
+    : path_(std::move(path)) {
+    detail::opened_input in = detail::open_input(path_, options);
+    format_ = in.format;
+    if (format_ != sequence_format::fasta && format_ != sequence_format::fastq) {
+        serial_.emplace(path_, options, std::move(in));
+        return;
+    }
+    fastq_ = format_ == sequence_format::fastq;
+    chunk_sizes const size = sizes.resolved(options, *fastq_);
+    // A FASTQ chunk is at most `most` bytes and a little; a longer one held a long FASTA record.
+    release_above_ = 2 * size.most;
+    version_ = in.version;
+    stream_ = std::move(in.text);
+    cutter_ = std::make_unique<detail::chunk_cutter>(*stream_, *fastq_, size.target, size.most);
+}
+
+chunked_reader::~chunked_reader() = default;
+chunked_reader::chunked_reader(chunked_reader&&) noexcept = default;
+chunked_reader& chunked_reader::operator=(chunked_reader&&) noexcept = default;
+
+bool chunked_reader::cut(text_chunk& chunk, record_batch& batch) {
+    chunk.text_ = false;
+    chunk.parsed_ = false;
+    chunk.problem_ = nullptr;
+    if (serial_) {
+        try {
+            if (serial_->next_batch(batch)) return true;
+            serial_.reset();  // release the file as soon as it is done
+            return false;
+        } catch (...) {
+            // Thrown by settle(), after every chunk before this one has been settled.
+            chunk.problem_ = std::current_exception();
+            serial_.reset();
+            return true;
+        }
+    }
+    if (!cutter_) return false;
+    chunk.text_ = true;
+    chunk.fastq_ = *fastq_;
+    bool const got = cutter_->cut(chunk.bytes_, chunk.piece_);
+    if (!got || chunk.piece_.last) {
+        // Release the file (and any decompression threads) as soon as its text is read.
+        cutter_.reset();
+        stream_.reset();
+    }
+    return got;
+}
+
+void chunked_reader::parse(text_chunk& chunk, record_batch& batch) {
+    if (!chunk.text_ || !chunk.piece_.starts_verified) return;
+    batch.clear();
+    chunk.outcome_ = detail::parse_chunk({}, chunk.bytes_.view(), chunk.fastq_, chunk.piece_.last,
+                                         chunk.piece_.failure, batch);
+    chunk.parsed_ = true;
+}
+
+void chunked_reader::settle(text_chunk& chunk, record_batch& batch) {
+    settled const after = settle_and_tell(chunk, batch);
+    if (after.problem) std::rethrow_exception(after.problem);
+}
+
+chunked_reader::settled chunked_reader::settle_and_tell(text_chunk& chunk, record_batch& batch) {
+    if (chunk.problem_) return {false, chunk.problem_};
+    if (!chunk.text_) {
+        records_ += batch.size();
+        return {};
+    }
+    if (chunk.parsed_ && carry_.empty()) {
+        carry_over({}, chunk.bytes_.view(), chunk.outcome_);
+    } else {
+        // The chunk does not start where a record was seen to start, or the chunk before it left
+        // part of a record over: its records are those that follow the leftover, parsed here.
+        batch.clear();
+        chunk.outcome_ = detail::parse_chunk(carry_.view(), chunk.bytes_.view(), chunk.fastq_,
+                                             chunk.piece_.last, chunk.piece_.failure, batch);
+        carry_over(carry_.view(), chunk.bytes_.view(), chunk.outcome_);
+    }
+    batch.set_first_record_number(records_ + 1);
+    if (chunk.outcome_.how == detail::chunk_outcome::ending::bad) {
+        std::string const number = std::to_string(records_ + batch.size() + 1);
+        return {false, std::make_exception_ptr(input_error(path_ + ": record " + number + ": " +
+                                                           chunk.outcome_.problem))};
+    }
+    records_ += batch.size();
+    if (chunk.bytes_.capacity() > release_above_) chunk.bytes_.release();
+    if (!chunk.piece_.last) return {};
+    // After the last record, as sequence_reader checks it.
+    settled end{true, nullptr};
+    if (version_) {
+        try {
+            detail::check_unchanged(path_, *version_);
+        } catch (input_error const&) {
+            end.problem = std::current_exception();
+        }
+    }
+    return end;
+}
+
+// Keeps the text after the chunk's last whole record, when there is any, for the next chunk.
+void chunked_reader::carry_over(std::string_view first, std::string_view second,
+                                detail::chunk_outcome const& outcome) {
+    if (outcome.how != detail::chunk_outcome::ending::incomplete) {
+        carry_.clear();
+        return;
+    }
+    size_t const from = outcome.resume;
+    if (from >= first.size()) {
+        carry_.assign(second.substr(from - first.size()));
+        return;
+    }
+    // `first` is carry_ itself: the new leftover is built aside.
+    spare_.assign(first.substr(from));
+    spare_.append(second);
+    carry_.swap(spare_);
+}
+
+}  // namespace qmer::io
