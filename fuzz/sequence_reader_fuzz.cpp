@@ -9,6 +9,10 @@
 //     once record by record with one BGZF inflating thread where the input is BGZF (bgzf_mt's
 //     separate code path): both must agree on success or failure and, on success, hand out the
 //     same records byte for byte. A difference is silently wrong output.
+//   - the chunked reader (io/chunked_reader.hpp, the input of qmer's pipelines) reads it a third
+//     time, in chunks of a few bytes (a cut every record or inside one), all cut first and then
+//     parsed last to first, then settled in order: it must accept or refuse as the serial reader
+//     does, with the same message when it refuses, and the same records.
 //   - FASTQ records have as many quality bytes as bases; FASTA/FASTQ records hold no NUL byte
 //     (sequence_reader.hpp promises both); batches number their records consecutively;
 //     records_read() counts them all; the end of input stays the end.
@@ -16,12 +20,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "fuzz_support.hpp"
+#include "io/chunked_reader.hpp"
 #include "io/sequence_reader.hpp"
 
 namespace {
@@ -110,6 +117,67 @@ std::optional<std::string> read_one_by_one(std::string const& path, unsigned thr
     }
 }
 
+// The records as chunked_reader gives them, or the message it refused the input with. A chunk of
+// `target` bytes; every chunk is cut before any is parsed, and they are parsed last to first, the
+// order no pipeline keeps but one it may take.
+struct chunked_reading {
+    std::string digest;
+    std::optional<std::string> error;
+};
+chunked_reading read_chunked(std::string const& path, size_t target) {
+    chunked_reading out;
+    try {
+        qmer::io::chunk_sizes sizes;
+        sizes.target = target;
+        sizes.most = 4 * target;
+        qmer::io::chunked_reader reader(path, {}, sizes);
+        struct slot {
+            qmer::io::text_chunk chunk;
+            record_batch batch;
+        };
+        std::vector<std::unique_ptr<slot>> slots;
+        for (;;) {
+            auto s = std::make_unique<slot>();
+            if (!reader.cut(s->chunk, s->batch)) break;
+            slots.push_back(std::move(s));
+        }
+        for (size_t i = slots.size(); i-- > 0;)
+            qmer::io::chunked_reader::parse(slots[i]->chunk, slots[i]->batch);
+        uint64_t records = 0;
+        for (auto& s : slots) {
+            reader.settle(s->chunk, s->batch);
+            if (!s->batch.empty() && s->batch.first_record_number() != records + 1)
+                fail("chunked: batch numbered from " +
+                     std::to_string(s->batch.first_record_number()) + " after " +
+                     std::to_string(records) + " records");
+            for (auto const& r : s->batch) {
+                check_record(reader.format(), r);
+                digest_record(out.digest, r);
+            }
+            records += s->batch.size();
+        }
+        if (reader.records_read() != records) fail("chunked: records_read() is wrong");
+    } catch (qmer::input_error const& e) {
+        out.error = e.what();
+    } catch (...) {
+        qmer::fuzz::fail_with_current_exception("chunked_reader");
+    }
+    return out;
+}
+
+// The serial reader's message for an input it refuses (read in batches), or nullopt.
+std::optional<std::string> serial_error(std::string const& path) {
+    try {
+        sequence_reader reader(path);
+        record_batch batch;
+        while (reader.next_batch(batch)) {
+        }
+    } catch (qmer::input_error const& e) {
+        return std::string(e.what());
+    }
+    return std::nullopt;
+}
+
 bool looks_like_bgzf(uint8_t const* data, size_t size) {
     // gzip magic, deflate, FEXTRA set: BGZF (and BAM, which is BGZF) carry their block size there.
     return size >= 4 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8 && (data[3] & 4) != 0;
@@ -137,5 +205,19 @@ extern "C" int LLVMFuzzerTestOneInput(uint8_t const* data, size_t size) {
              " it record by record" + (looks_like_bgzf(data, size) ? " with a BGZF thread" : ""));
     if (batched && *batched != *single)
         fail("batched and record-by-record reading gave different records");
+    // A chunk size from the input's length: many cuts, some inside records.
+    auto const chunked = read_chunked(path, 1 + size % 23);
+    if (batched.has_value() == chunked.error.has_value())
+        fail(std::string("the serial reader ") + (batched ? "accepted" : "refused") +
+             " the input but the chunked reader " + (chunked.error ? "refused" : "accepted") +
+             " it" + (chunked.error ? ": " + *chunked.error : std::string()));
+    if (batched && *batched != chunked.digest)
+        fail("the chunked reader gave other records than the serial reader");
+    if (!batched) {
+        std::optional<std::string> const serial = serial_error(path);
+        if (serial && *serial != *chunked.error)
+            fail("the chunked reader refused with '" + *chunked.error +
+                 "', the serial reader with '" + *serial + "'");
+    }
     return 0;
 }
