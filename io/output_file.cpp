@@ -87,7 +87,8 @@ output_file::output_file(std::string path, output_options options) : path_(std::
         }
         if (options.threads > 0) ::bgzf_mt(bgzf_, static_cast<int>(options.threads), 256);
     } else if (options.uncached && !direct_) {
-        uncached_ = std::make_unique<detail::uncached_writer>(written_.c_str(), ::fileno(file_));
+        uncached_ = std::make_unique<detail::uncached_writer>(written_.c_str(), ::fileno(file_),
+                                                              true, options.cached_prefix);
     }
 }
 

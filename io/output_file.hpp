@@ -34,6 +34,9 @@ struct output_options {
     // its file system allows, from a thread of its own (io/detail/uncached_writer.hpp). Not with
     // compression; stdout, devices and pipes are written as usual.
     bool uncached = false;
+    // With uncached: the first bytes that go through the page cache all the same, because the
+    // writer reads them back (uncached_writer's cached_prefix).
+    uint64_t cached_prefix = 0;
 };
 
 class output_file {

@@ -23,8 +23,9 @@ void uncached_writer::aligned_free::operator()(char* p) const noexcept {
     std::free(p);
 }
 
-uncached_writer::uncached_writer(char const* path, int plain_fd, bool try_direct)
-    : plain_fd_(plain_fd), busy_(buffers, false) {
+uncached_writer::uncached_writer(char const* path, int plain_fd, bool try_direct,
+                                 uint64_t cached_prefix)
+    : plain_fd_(plain_fd), cached_prefix_(cached_prefix), busy_(buffers, false) {
     static_assert(buffer_bytes % direct_alignment == 0);
     for (unsigned i = 0; i < buffers; ++i) {
         auto* p = static_cast<char*>(std::aligned_alloc(direct_alignment, buffer_bytes));
@@ -51,6 +52,7 @@ int uncached_writer::write_buffer(char const* data, uint64_t offset, size_t size
         std::lock_guard lock(mutex_);
         plain = use_plain_ || direct_fd_ < 0;
     }
+    if (offset < cached_prefix_) plain = true;
     if (!plain) {
         ssize_t const n = ::pwrite(direct_fd_, data, size, static_cast<off_t>(offset));
         if (n == static_cast<ssize_t>(size)) return 0;

@@ -31,8 +31,12 @@ class uncached_writer {
   public:
     // Writes at offset 0 on of `path`, a regular file opened as `plain_fd` (not owned, which takes
     // what direct I/O cannot). try_direct = false writes everything through plain_fd (as a file
-    // system without O_DIRECT would): for tests.
-    uncached_writer(char const* path, int plain_fd, bool try_direct = true);
+    // system without O_DIRECT would): for tests. The buffers that start below `cached_prefix`
+    // go through the page cache all the same: bytes the caller will read back (the index's first
+    // checksum piece, summed again after its header is rewritten), which a direct write would
+    // send to the device and the read back fetch from it again.
+    uncached_writer(char const* path, int plain_fd, bool try_direct = true,
+                    uint64_t cached_prefix = 0);
     ~uncached_writer();
     uncached_writer(uncached_writer const&) = delete;
     uncached_writer& operator=(uncached_writer const&) = delete;
@@ -65,6 +69,7 @@ class uncached_writer {
 
     int plain_fd_;
     int direct_fd_ = -1;
+    uint64_t cached_prefix_;
     std::vector<std::unique_ptr<char, aligned_free>> buffer_;
     unsigned current_ = 0;
     size_t fill_ = 0;       // bytes in the current buffer
