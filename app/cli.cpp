@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "app/exit_code.hpp"
@@ -15,6 +16,18 @@
 namespace qmer::app {
 namespace {
 
+// --threads: a count of at least 1, said in words. CLI11's PositiveNumber reported 0 as "not in
+// range 0.000000 to" a 300-digit number. Text that is no number is left to the conversion's own
+// message.
+CLI::Validator const at_least_one_thread(
+    [](std::string& value) -> std::string {
+        char* end = nullptr;
+        long long const n = std::strtoll(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0') return "";
+        return n >= 1 ? "" : "must be at least 1 (the worker threads), not " + value;
+    },
+    "POSITIVE");
+
 void setup_index(CLI::App& app, index_options& o) {
     app.add_option(
            "references", o.references,
@@ -25,7 +38,7 @@ void setup_index(CLI::App& app, index_options& o) {
         ->check(CLI::Range(min_k, max_k))
         ->capture_default_str();
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
-        ->check(CLI::PositiveNumber);
+        ->check(at_least_one_thread);
     app.add_option("--fpr", o.fpr, "False-positive bound per k-mer, in (0, 0.5]")
         ->check(CLI::Range(min_fpr, max_fpr))
         ->capture_default_str();
@@ -92,7 +105,7 @@ void setup_query(CLI::App& app, query_options& o) {
     app.add_option("--min-hits", o.min_hits, "Call a read when it has at least this many hits")
         ->check(CLI::NonNegativeNumber);
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
-        ->check(CLI::PositiveNumber);
+        ->check(at_least_one_thread);
     app.add_flag("--quick", o.quick,
                  "Stop looking up a read's k-mers once it has the hits to match (much faster on "
                  "matching reads; their kmers/hits columns then count only the k-mers looked up)");

@@ -51,6 +51,23 @@ TEST_F(errors, missing_reads_file) {
     EXPECT_TRUE(output_absent("out.tsv"));
 }
 
+// Issue 45, item 7: -t 0 is refused in words, not with CLI11's 300-digit range.
+TEST_F(errors, zero_threads_said_in_words) {
+    for (char const* command : {"index", "query"}) {
+        auto const r = std::string(command) == "index"
+                           ? qmer({"index", "-t", "0", "-o", "x.qmer", "ref.fa"})
+                           : qmer({"query", "-t", "0", "ref.qmer", "reads.fq"});
+        expect_error(r, 2, {"--threads", "must be at least 1"});
+        EXPECT_LT(r.err.size(), 200u) << r.err;
+        auto const negative = std::string(command) == "index"
+                                  ? qmer({"index", "-t", "-3", "-o", "x.qmer", "ref.fa"})
+                                  : qmer({"query", "-t", "-3", "ref.qmer", "reads.fq"});
+        EXPECT_EQ(negative.exit_code, 2) << negative.err;
+        EXPECT_LT(negative.err.size(), 200u) << negative.err;
+    }
+    EXPECT_TRUE(output_absent("x.qmer"));
+}
+
 TEST_F(errors, missing_reference) {
     expect_error(qmer({"index", "-o", "x.qmer", "ref.fa", "nope.fa"}), 3, {"nope.fa"});
     EXPECT_TRUE(output_absent("x.qmer"));
