@@ -27,7 +27,7 @@ struct index_options {
     // must answer like format 1-3 ones.
     bool plain_hash = false;
     bool quiet = false;
-    bool timings = false;  // each phase's wall and CPU time on stderr (progress_meter)
+    bool timings = false;      // each phase's wall and CPU time on stderr (progress_meter)
     std::string max_memory;    // "" = a share of the machine's (or cgroup's) memory
     std::string temp_dir;      // the sorted build's scratch file; "" = the index's folder
     std::string command_line;  // recorded in the index header (filled by the CLI set-up)
