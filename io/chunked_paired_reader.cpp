@@ -17,9 +17,13 @@ chunked_paired_reader::chunked_paired_reader(std::string path1, std::string path
 
 chunked_paired_reader::chunked_paired_reader(std::string interleaved_path, reader_options options,
                                              chunk_sizes sizes)
-    : hold_above_(sizes.resolved(options, true).target) {
-    readers_.push_back(
-        std::make_unique<chunked_reader>(std::move(interleaved_path), options, sizes));
+    : chunked_paired_reader(chunked_reader(std::move(interleaved_path), options, sizes)) {}
+
+// One file's records are never held back (hold_above_ matters to two files only).
+chunked_paired_reader::chunked_paired_reader(chunked_reader&& one_file) {
+    readers_.push_back(std::make_unique<chunked_reader>(std::move(one_file)));
+    chunked_reader& reader = *readers_[0];
+    reader.follow_mate_flags(reader.flagged_paired() ? mate_flags::mates : mate_flags::uniform);
 }
 
 chunked_paired_reader::~chunked_paired_reader() = default;

@@ -15,7 +15,8 @@
 // bytes (the file with the longer reads per byte, say) while the other catches up. Interleaved
 // input: the settling stage splits each chunk's records into mates 1 and 2 (a copy, on that
 // stage's thread, which runs beside the input stage's). Matching files of equal read lengths are
-// cut at the same records and paired without a copy.
+// cut at the same records and paired without a copy. A SAM/BAM/CRAM file flagged paired is read
+// as interleaved input whose records' flags are checked by its reader (mate_flags::mates).
 
 #include <array>
 #include <atomic>
@@ -49,9 +50,13 @@ class chunked_paired_reader {
     // Two files in lockstep. options and sizes as for chunked_reader (each file's chunks).
     chunked_paired_reader(std::string path1, std::string path2, reader_options options = {},
                           chunk_sizes sizes = {});
-    // One interleaved file.
+    // One file: interleaved, or SAM/BAM/CRAM flagged paired (paired by their flags, as
+    // paired_reader reads one file).
     explicit chunked_paired_reader(std::string interleaved_path, reader_options options = {},
                                    chunk_sizes sizes = {});
+    // The same over a file already opened (standard input can be opened only once), as long as
+    // nothing has been cut from it: to learn first whether it is flagged_paired().
+    explicit chunked_paired_reader(chunked_reader&& one_file);
     ~chunked_paired_reader();
     chunked_paired_reader(chunked_paired_reader const&) = delete;
     chunked_paired_reader& operator=(chunked_paired_reader const&) = delete;
@@ -64,7 +69,10 @@ class chunked_paired_reader {
     // numbered (pairs.first_pair_number()). Throws input_error as paired_reader does.
     void settle(paired_chunk& chunk, paired_batch& pairs);
 
+    // One file (interleaved or flagged paired) rather than two.
     bool interleaved() const noexcept { return readers_.size() == 1; }
+    // One SAM/BAM/CRAM file whose mates are told by their flags (0x40, 0x80).
+    bool mates_by_flags() const noexcept { return interleaved() && readers_[0]->flagged_paired(); }
     uint64_t pairs_read() const noexcept { return pairs_; }
     // Bytes of records parsed and kept back, waiting for their mates (after the last settle()).
     size_t waiting_bytes() const noexcept {

@@ -20,6 +20,7 @@ chunked_reader::chunked_reader(std::string path, reader_options options, chunk_s
     format_ = in.format;
     if (format_ != sequence_format::fasta && format_ != sequence_format::fastq) {
         serial_.emplace(path_, options, std::move(in));
+        flagged_paired_ = serial_->flagged_paired();
         return;
     }
     fastq_ = format_ == sequence_format::fastq;
@@ -34,6 +35,10 @@ chunked_reader::chunked_reader(std::string path, reader_options options, chunk_s
 chunked_reader::~chunked_reader() = default;
 chunked_reader::chunked_reader(chunked_reader&&) noexcept = default;
 chunked_reader& chunked_reader::operator=(chunked_reader&&) noexcept = default;
+
+void chunked_reader::follow_mate_flags(mate_flags rule) {
+    if (serial_) serial_->follow_mate_flags(rule);
+}
 
 bool chunked_reader::cut(text_chunk& chunk, record_batch& batch) {
     chunk.text_ = false;

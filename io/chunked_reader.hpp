@@ -21,7 +21,8 @@
 //
 // Other formats (SAM/BAM/CRAM, GenBank/EMBL) and empty inputs keep sequence_reader: cut() reads
 // their next batch of records, and parse() and settle() leave it as it is (a problem cut() meets is
-// still thrown by settle()).
+// still thrown by settle()). A SAM/BAM/CRAM file flagged paired (flagged_paired()) is read as
+// pairs by handing the opened reader to chunked_paired_reader, which works for standard input too.
 //
 // One reader feeds one pipeline: cut() and settle() may run at the same time on two threads (they
 // share no state), each stage with itself never.
@@ -114,6 +115,10 @@ class chunked_reader {
     uint64_t records_read() const noexcept { return records_; }
     // Whether chunks of this input are parsed by parse() (FASTA and FASTQ text).
     bool chunked() const noexcept { return fastq_.has_value(); }
+    // sequence_reader's: whether the input is SAM/BAM/CRAM whose first record is flagged paired
+    // (0x1), and the rule its pairing flags are held to (set before the first cut()).
+    bool flagged_paired() const noexcept { return flagged_paired_; }
+    void follow_mate_flags(mate_flags rule);
 
   private:
     void carry_over(std::string_view first, std::string_view second,
@@ -121,6 +126,7 @@ class chunked_reader {
 
     std::string path_;
     sequence_format format_ = sequence_format::empty;
+    bool flagged_paired_ = false;
     std::optional<bool> fastq_;  // set for FASTA/FASTQ (chunked)
     // FASTA/FASTQ: the stream and its cutter (the input stage's), until the last chunk is cut.
     std::unique_ptr<detail::text_stream> stream_;

@@ -21,7 +21,9 @@ paired_reader::paired_reader(std::string path1, std::string path2, reader_option
 }
 
 paired_reader::paired_reader(std::string interleaved_path, reader_options options)
-    : options_(options), first_(std::move(interleaved_path), options) {}
+    : options_(options), first_(std::move(interleaved_path), options) {
+    first_.follow_mate_flags(first_.flagged_paired() ? mate_flags::mates : mate_flags::uniform);
+}
 
 std::string const& paired_reader::path2() const noexcept {
     static std::string const none;

@@ -126,8 +126,14 @@ void sequence_reader::adopt(detail::opened_input&& opened) {
         case sequence_format::bam:
         case sequence_format::cram:
             backend_->source = std::move(opened.records);
+            flagged_paired_ = backend_->source->flagged_paired();
+            if (options_.uniform_pairing) backend_->source->follow_mate_flags(mate_flags::uniform);
             break;
     }
+}
+
+void sequence_reader::follow_mate_flags(mate_flags rule) {
+    if (backend_ && backend_->source) backend_->source->follow_mate_flags(rule);
 }
 
 sequence_reader::~sequence_reader() = default;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 #include <string_view>
@@ -64,38 +65,53 @@ class hts_source final : public record_source {
             close();
             throw std::bad_alloc();
         }
+        // The first record is read ahead, for flagged_paired(); a problem it has is thrown by the
+        // first read(), where reading without the look-ahead would have met it.
+        try {
+            ahead_ = next_primary() ? ahead::record : ahead::end;
+        } catch (...) {
+            ahead_ = ahead::problem;
+            ahead_problem_ = std::current_exception();
+        }
+        flagged_paired_ = ahead_ == ahead::record && (record_->core.flag & BAM_FPAIRED) != 0;
     }
     ~hts_source() override { close(); }
     hts_source(hts_source const&) = delete;
     hts_source& operator=(hts_source const&) = delete;
 
-    bool read(record_batch& batch, uint64_t /*number*/) override {
-        for (;;) {
-            int const status = sam_read1(fp_, header_, record_);
-            if (status >= -1 && threaded_) clear_threads_fallback_mark(fp_->fp.bgzf, threaded_);
-            if (status == -1) {
-                // With decompression threads, a damaged block can end the stream as a clean EOF
-                // while leaving its mark in the BGZF error state (found by fuzz/, see
-                // tests/regressions/): check it, so damage is never an empty or short input.
-                if (BGZF* bgzf = fp_->is_bgzf ? fp_->fp.bgzf : nullptr;
-                    bgzf != nullptr && bgzf->errcode != 0)
-                    throw input_error(path_ + ": truncated or corrupt BGZF data (htslib error " +
-                                      std::to_string(bgzf->errcode) + ")");
-                return false;
-            }
-            ++file_records_;
-            if (status < -1) {
-                throw input_error(path_ + ": record " + std::to_string(file_records_) +
-                                  " (counting every record of the file): damaged or truncated " +
-                                  "SAM/BAM/CRAM record (htslib status " + std::to_string(status) +
-                                  ")");
-            }
-            uint16_t const flag = record_->core.flag;
-            // Secondary and supplementary alignments repeat (part of) a read already given.
-            if ((flag & (BAM_FSECONDARY | BAM_FSUPPLEMENTARY)) != 0) continue;
-            append(batch, (flag & BAM_FREVERSE) != 0);
-            return true;
+    bool read(record_batch& batch, uint64_t number) override {
+        bool got = false;
+        switch (ahead_) {
+            case ahead::none:
+                got = next_primary();
+                break;
+            case ahead::record:
+                got = true;
+                break;
+            case ahead::end:
+                break;
+            case ahead::problem:
+                ahead_ = ahead::none;
+                std::rethrow_exception(ahead_problem_);
         }
+        ahead_ = ahead::none;
+        if (!got) {
+            if (rule_ == mate_flags::mates && mate1_waiting_) {
+                throw input_error(path_ + ": record " + std::to_string(number - 1) + " ('" +
+                                  mate1_name_ + "'): a first mate (0x40) ends the file, with no " +
+                                  "second mate (0x80) after it");
+            }
+            return false;
+        }
+        check_flags(number);
+        append(batch, (record_->core.flag & BAM_FREVERSE) != 0);
+        return true;
+    }
+
+    bool flagged_paired() const noexcept override { return flagged_paired_; }
+    void follow_mate_flags(mate_flags rule) override {
+        // Mates by their flags need a file flagged paired; any other is held to uniform pairing.
+        rule_ = rule == mate_flags::mates && !flagged_paired_ ? mate_flags::uniform : rule;
     }
 
   private:
@@ -184,6 +200,76 @@ class hts_source final : public record_source {
         throw input_error(path_ + ": damaged BAM header: " + what);
     }
 
+    // Reads the next record that is not secondary or supplementary (those repeat, in part, a read
+    // already given) into record_: false at the end of the file.
+    bool next_primary() {
+        for (;;) {
+            int const status = sam_read1(fp_, header_, record_);
+            if (status >= -1 && threaded_) clear_threads_fallback_mark(fp_->fp.bgzf, threaded_);
+            if (status == -1) {
+                // With decompression threads, a damaged block can end the stream as a clean EOF
+                // while leaving its mark in the BGZF error state (found by fuzz/, see
+                // tests/regressions/): check it, so damage is never an empty or short input.
+                if (BGZF* bgzf = fp_->is_bgzf ? fp_->fp.bgzf : nullptr;
+                    bgzf != nullptr && bgzf->errcode != 0)
+                    throw input_error(path_ + ": truncated or corrupt BGZF data (htslib error " +
+                                      std::to_string(bgzf->errcode) + ")");
+                return false;
+            }
+            ++file_records_;
+            if (status < -1) {
+                throw input_error(path_ + ": record " + std::to_string(file_records_) +
+                                  " (counting every record of the file): damaged or truncated " +
+                                  "SAM/BAM/CRAM record (htslib status " + std::to_string(status) +
+                                  ")");
+            }
+            if ((record_->core.flag & (BAM_FSECONDARY | BAM_FSUPPLEMENTARY)) == 0) return true;
+        }
+    }
+
+    // Holds record_, record `number` of the reads, to rule_.
+    void check_flags(uint64_t number) {
+        if (rule_ == mate_flags::ignored) return;
+        uint16_t const flag = record_->core.flag;
+        bool const paired = (flag & BAM_FPAIRED) != 0;
+        if (paired != flagged_paired_) {
+            refuse_record(number, std::string(paired ? "flagged" : "not flagged") +
+                                      " paired (0x1), unlike the file's first record: the file " +
+                                      "mixes single reads and pairs");
+        }
+        if (rule_ != mate_flags::mates) return;
+        bool const first = (flag & BAM_FREAD1) != 0;
+        bool const second = (flag & BAM_FREAD2) != 0;
+        if (first && second)
+            refuse_record(number, "flagged both first mate (0x40) and second mate (0x80)");
+        if (!first && !second) {
+            refuse_record(number,
+                          "flagged paired (0x1) but neither first mate (0x40) nor second mate "
+                          "(0x80)");
+        }
+        if (first && mate1_waiting_) {
+            refuse_record(number, "a first mate (0x40) where the second mate (0x80) of record " +
+                                      std::to_string(number - 1) + " ('" + mate1_name_ +
+                                      "') should follow" + adjacent_hint);
+        }
+        if (second && !mate1_waiting_) {
+            refuse_record(number,
+                          std::string("a second mate (0x80) with no first mate (0x40) before it") +
+                              adjacent_hint);
+        }
+        mate1_waiting_ = first;
+        if (first) mate1_name_.assign(bam_get_qname(record_));
+    }
+
+    static constexpr char const* adjacent_hint =
+        ": the mates of a pair must be adjacent, first then second (samtools collate or "
+        "samtools sort -n puts them so)";
+
+    [[noreturn]] void refuse_record(uint64_t number, std::string const& what) const {
+        throw input_error(path_ + ": record " + std::to_string(number) + " ('" +
+                          bam_get_qname(record_) + "'): " + what);
+    }
+
     void append(record_batch& batch, bool reverse) {
         std::string_view const name(bam_get_qname(record_));
         size_t const length = static_cast<size_t>(record_->core.l_qseq);
@@ -228,6 +314,13 @@ class hts_source final : public record_source {
     sam_hdr_t* header_ = nullptr;
     bam1_t* record_ = nullptr;
     uint64_t file_records_ = 0;
+    // The record read ahead at the opening, until the first read() takes it.
+    enum class ahead { none, record, end, problem } ahead_ = ahead::none;
+    std::exception_ptr ahead_problem_;
+    bool flagged_paired_ = false;
+    mate_flags rule_ = mate_flags::ignored;
+    bool mate1_waiting_ = false;  // mates: the last record was a first mate, named mate1_name_
+    std::string mate1_name_;
     bool threaded_ = false;  // BGZF threads ran at the last look (htslib may stop them:
                              // bgzf_fallback.hpp)
 };

@@ -43,8 +43,9 @@ struct opened_input {
 };
 
 // Opens path ("-" is standard input), starts options.decompression_threads for BGZF, and
-// recognises the format. Throws input_error (a missing file, a directory, binary data, a foreign
-// compression, a damaged start).
+// recognises the format from the text (decompressed from gzip, BGZF, zstd, xz or bzip2 first).
+// Throws input_error (a missing file, a directory, binary data, SAM in zstd/xz/bzip2, a damaged
+// start).
 opened_input open_input(std::string const& path, reader_options const& options);
 
 }  // namespace qmer::io::detail
