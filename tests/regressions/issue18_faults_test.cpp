@@ -1,6 +1,6 @@
 // Issue 18, item 5: faults while a run is under way. Each fault is made to land mid-run without
 // timing luck: the query reads its mates from a named pipe whose feeder stops halfway until the
-// test has made the fault, so the run is certainly past its start (its temporaries exist) and
+// test has made the fault, so the run is certainly past its start (its outputs are open) and
 // before its end (the reader cannot pass the pause).
 //   - a reads file rewritten while it was read: before, the records read were those of whichever
 //     version the reader's buffer held, and the run exited 0;
@@ -36,8 +36,9 @@ class issue18_faults : public cli_test {
     }
 
     // Runs `query_args` with r2 fed through a pipe that pauses after 2,000 pairs; `fault` runs in
-    // that pause (the run's temporaries exist by then), then the feeder finishes. Returns the
-    // query's exit status; its stderr is in err.txt.
+    // that pause (the run's outputs are open by then: files without a name, "(deleted)" among its
+    // descriptors, or named temporaries where O_TMPFILE is refused), then the feeder finishes.
+    // Returns the query's exit status; its stderr is in err.txt.
     int run_with_fault(std::string const& query_args, std::string const& fault) {
         std::string const script =
             "mkfifo r2.pipe || exit 1; "
@@ -46,8 +47,8 @@ class issue18_faults : public cli_test {
             "$QMER query -q " +
             query_args +
             " ref.qmer r1.fq r2.pipe 2> err.txt & query=$!; "
-            "for i in $(seq 500); do [ $(find . -name '*.qmer-tmp-*' | wc -l) -ge 1 ] && break; "
-            "sleep 0.02; done; " +
+            "for i in $(seq 500); do ls -l /proc/$query/fd 2> /dev/null | "
+            "grep -q -e '(deleted)' -e 'qmer-tmp-' && break; sleep 0.02; done; " +
             fault + "; touch go; wait $query; status=$?; wait; rm -f r2.pipe go; exit $status";
         return shell(script).exit_code;
     }

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -142,6 +144,45 @@ TEST(uncached_writer, a_cached_prefix_stays_in_the_page_cache) {
     ::close(fd);
     fs::remove_all(dir);
     if (!direct) GTEST_SKIP() << "the temporary folder's file system refuses O_DIRECT";
+}
+
+// A file without a name (O_TMPFILE, as io::output_file writes) is opened for direct I/O through
+// /proc/self/fd/N, as a named file in the same folder is through its name, and holds the bytes.
+TEST(uncached_writer, writes_a_file_without_a_name_through_proc) {
+    std::string templ = (fs::temp_directory_path() / "qmer-uncached-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    fs::path const dir = templ;
+    struct remover {
+        fs::path dir;
+        ~remover() { fs::remove_all(dir); }
+    } const remove{dir};
+    int const fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) GTEST_SKIP() << "the temporary folder refuses O_TMPFILE: " << std::strerror(errno);
+    std::string const named = (dir / "named.bin").string();
+    int const named_fd = ::open(named.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(named_fd, 0);
+    bool named_direct = false;
+    {
+        uncached_writer w(named.c_str(), named_fd, true);
+        named_direct = w.direct();
+    }
+    ::close(named_fd);
+
+    std::string data(2 * uncached_writer::buffer_bytes + 1000, '\0');
+    std::mt19937_64 rng(9);
+    for (char& c : data) c = static_cast<char>(rng());
+    {
+        uncached_writer w(("/proc/self/fd/" + std::to_string(fd)).c_str(), fd, true);
+        EXPECT_EQ(w.direct(), named_direct);
+        ASSERT_EQ(w.write(data.data(), data.size()), 0);
+        ASSERT_EQ(w.finish(), 0);
+    }
+    std::string back(data.size(), '\0');
+    EXPECT_EQ(::pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+    EXPECT_TRUE(back == data);
+    ::close(fd);
+    auto const entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+    EXPECT_EQ(entries, 1) << "only named.bin: the other never had a name";
 }
 
 }  // namespace
