@@ -8,12 +8,20 @@
 // device and inode: a symlink or a hard link to an input counts. An output that does not exist yet
 // cannot be an input; two such outputs are the same file when their folders resolve to the same
 // folder (std::filesystem::weakly_canonical) and their names are equal. "-" is the standard stream
-// (stdin for an input, stdout for an output), compared by what its descriptor is open on (stdout
-// is written in place, so only against the inputs: `-o - --summary -` is allowed). Only
-// regular files are compared: devices (/dev/null, /dev/stdout on a terminal), pipes and sockets
-// are written directly and never replaced, so they stay allowed.
+// (stdin for an input, stdout for an output), compared by what its descriptor is open on.
 //
-// Both `qmer query` and `qmer index` call refuse_same_files() before opening anything for writing.
+// Two outputs never share a stream: two outputs named "-", or an output that is the file or pipe
+// standard output is open on (`> out.tsv --unmatched out.tsv`, `| ... --unmatched /dev/stdout`),
+// would interleave their records or replace each other, so they are refused as well. Character
+// devices (/dev/null, a terminal) are written directly, never replaced, and stay allowed for any
+// number of outputs: discarding two outputs into /dev/null is a fair request.
+//
+// No input may be given twice in one role either (the same device and inode, or "-" twice): the
+// same file as both mates would pair every read with itself, twice in a panel would count each
+// index twice (refuse_repeated_inputs). Inputs of different roles (a FASTA given as the index and
+// as the reads) are left to their readers, whose messages say more.
+//
+// `qmer query`, `qmer index` and `qmer merge` call both before opening anything for writing.
 
 #include <string>
 #include <vector>
@@ -28,9 +36,14 @@ struct named_file {
 };
 
 // Throws usage_error, one line naming both paths and their roles, when an output is the same file
-// as an input or an earlier output. Reads and writes nothing; inputs that cannot be stat()ed (a
-// missing file) are left to the reader, which names them.
+// as an input or an earlier output, or two outputs write to standard output. Reads and writes
+// nothing; inputs that cannot be stat()ed (a missing file) are left to the reader, which names
+// them.
 void refuse_same_files(std::vector<named_file> const& inputs,
                        std::vector<named_file> const& outputs);
+
+// Throws usage_error, one line naming both, when two of `inputs` (files of one role: the reads
+// files, a panel's indexes, the references, the tables) are the same file, or both "-".
+void refuse_repeated_inputs(std::vector<named_file> const& inputs);
 
 }  // namespace qmer::io

@@ -338,6 +338,7 @@ void run_merge(merge_options const& o) {
     }
     if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
     io::refuse_same_files(inputs, outputs);
+    io::refuse_repeated_inputs(inputs);
     progress_meter progress("qmer merge", o.quiet);
     // Standard output and pipes cannot be taken back: check every table to its end before the
     // first byte goes there, so a mismatch leaves no output anywhere.

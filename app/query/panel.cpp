@@ -5,20 +5,6 @@
 #include "core/error.hpp"
 
 namespace qmer::app {
-namespace {
-
-constexpr std::string_view fastx_suffixes[] = {".fastq.gz", ".fq.gz", ".fastq", ".fq", ".fasta.gz",
-                                               ".fa.gz",    ".fasta", ".fa",    ".gz"};
-
-// The length of path's FASTQ/FASTA suffix (0 when it has none).
-size_t suffix_length(std::string const& path) {
-    for (auto s : fastx_suffixes)
-        if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0)
-            return s.size();
-    return 0;
-}
-
-}  // namespace
 
 bool valid_index_name(std::string_view name) {
     if (name.empty() || name.front() == '.' || name.front() == '-') return false;
@@ -67,19 +53,6 @@ std::vector<index_spec> parse_panel(std::vector<std::string> const& values) {
 std::string_view category_name(size_t category, std::vector<index_spec> const& panel) {
     if (category < panel.size()) return panel[category].name;
     return category == panel.size() ? category_multiple : category_none;
-}
-
-std::string category_path(std::string const& path, std::string_view category) {
-    size_t const suffix = suffix_length(path);
-    if (suffix == 0) return path + "." + std::string(category) + ".fq";
-    return path.substr(0, path.size() - suffix) + "." + std::string(category) +
-           path.substr(path.size() - suffix);
-}
-
-std::string mate_path(std::string const& path, int mate) {
-    size_t const suffix = suffix_length(path);
-    return path.substr(0, path.size() - suffix) + "_" + std::to_string(mate) +
-           path.substr(path.size() - suffix);
 }
 
 }  // namespace qmer::app

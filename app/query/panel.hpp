@@ -38,12 +38,4 @@ inline size_t category_of(size_t matched_count, size_t last_matched, size_t n) {
 }
 std::string_view category_name(size_t category, std::vector<index_spec> const& panel);
 
-// The --split-by-category file of a category: ".NAME" goes before the FASTQ/FASTA suffix (and
-// ".gz"): out.fq.gz -> out.NAME.fq.gz; a path without one gets ".NAME.fq" (out -> out.NAME.fq).
-std::string category_path(std::string const& path, std::string_view category);
-
-// "--matched out.fq.gz" with two mate files writes out_1.fq.gz and out_2.fq.gz: pairs stay
-// together, mate files stay mate files.
-std::string mate_path(std::string const& path, int mate);
-
 }  // namespace qmer::app

@@ -20,9 +20,56 @@ std::string format_double(double value, char const* format) {
 
 }  // namespace
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when the bytes there are not one.
+size_t utf8_sequence_length(std::string_view s, size_t i) noexcept {
+    auto const byte = [&](size_t j) { return static_cast<unsigned char>(s[j]); };
+    unsigned char const lead = byte(i);
+    size_t n;
+    unsigned char low = 0x80, high = 0xbf;  // the second byte's range
+    if (lead >= 0xc2 && lead <= 0xdf) {
+        n = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+        n = 3;
+        if (lead == 0xe0) low = 0xa0;   // overlong
+        if (lead == 0xed) high = 0x9f;  // surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+        n = 4;
+        if (lead == 0xf0) low = 0x90;   // overlong
+        if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+    } else {
+        return 0;
+    }
+    if (i + n > s.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+    for (size_t j = 2; j < n; ++j)
+        if (byte(i + j) < 0x80 || byte(i + j) > 0xbf) return 0;
+    return n;
+}
+
+}  // namespace
+
+// JSON text must be UTF-8 (RFC 8259, section 8.1), but file and read names are bytes: a name in
+// Latin-1 or cut mid-character would make a summary no parser reads. Well-formed UTF-8 is copied;
+// each byte of anything else becomes U+FFFD, the replacement character, as a JSON library's
+// "replace" mode writes it. Control characters are escaped.
 std::string json_string(std::string_view s) {
     std::string out = "\"";
-    for (char c : s) {
+    for (size_t i = 0; i < s.size();) {
+        char const c = s[i];
+        auto const u = static_cast<unsigned char>(c);
+        if (u >= 0x80) {
+            size_t const n = utf8_sequence_length(s, i);
+            if (n == 0) {
+                out += "\\ufffd";
+                ++i;
+            } else {
+                out.append(s.substr(i, n));
+                i += n;
+            }
+            continue;
+        }
         switch (c) {
             case '"':
                 out += "\\\"";
@@ -40,14 +87,15 @@ std::string json_string(std::string_view s) {
                 out += "\\r";
                 break;
             default:
-                if (static_cast<unsigned char>(c) < 0x20) {
+                if (u < 0x20) {
                     char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u));
                     out += buf;
                 } else {
                     out += c;
                 }
         }
+        ++i;
     }
     return out + "\"";
 }
@@ -81,8 +129,11 @@ void append_tsv_line(std::string& out, std::string_view read_id, uint64_t kmers,
     out += match ? "\t1\n" : "\t0\n";
 }
 
-void append_record(std::string& out, io::sequence_record const& record) {
-    bool const fastq = !record.quality.empty() || record.sequence.empty();
+bool append_record(std::string& out, io::sequence_record const& record, record_format format) {
+    bool const has_quality = !record.quality.empty() || record.sequence.empty();
+    if (format == record_format::fastq && !has_quality) return false;
+    bool const fastq =
+        format == record_format::fastq || (format == record_format::as_read && has_quality);
     out += fastq ? '@' : '>';
     out.append(record.name);
     if (!record.comment.empty()) {
@@ -96,6 +147,7 @@ void append_record(std::string& out, io::sequence_record const& record) {
         out.append(record.quality);
     }
     out += '\n';
+    return true;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/query/output_names.hpp"
 #include "io/sequence_record.hpp"
 
 namespace qmer::app {
@@ -47,8 +48,10 @@ std::string tsv_preamble(index_description const& index, std::string const& rule
 // One line: read_id kmers hits containment match.
 void append_tsv_line(std::string& out, std::string_view read_id, uint64_t kmers, uint64_t hits,
                      bool match);
-// The record as FASTQ, or as FASTA when it has no quality.
-void append_record(std::string& out, io::sequence_record const& record);
+// The record in the format an output's name asks for (as_read: FASTQ, or FASTA when it has no
+// quality). Returns false, writing nothing, when FASTQ is asked for a record without qualities
+// (a FASTA read), which the caller reports naming the output.
+bool append_record(std::string& out, io::sequence_record const& record, record_format format);
 
 std::string summary_json(query_totals const& totals, index_description const& index,
                          std::string const& rule, std::vector<std::string> const& reads,

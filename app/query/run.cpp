@@ -11,6 +11,7 @@
 #include <tbb/parallel_pipeline.h>
 
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -26,6 +27,7 @@
 #include "app/filters/registry.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "app/query/options.hpp"
+#include "app/query/output_names.hpp"
 #include "app/query/panel.hpp"
 #include "app/query/report.hpp"
 #include "app/query/verdict.hpp"
@@ -82,11 +84,16 @@ class read_source {
         if (o.reads.size() == 2) {
             if (o.interleaved) throw usage_error("--interleaved takes one reads file, not two");
             paired_.emplace(o.reads[0], o.reads[1], options);
-        } else if (o.interleaved) {
-            paired_.emplace(o.reads[0], options);
-        } else {
-            single_.emplace(o.reads[0], options);
+            return;
         }
+        // One file, opened once (it may be standard input): a SAM/BAM/CRAM flagged paired holds
+        // pairs; read as single reads, a file must not mix single reads and pairs.
+        options.uniform_pairing = true;
+        io::chunked_reader reads(o.reads[0], options);
+        if (o.interleaved || reads.flagged_paired())
+            paired_.emplace(std::move(reads));
+        else
+            single_.emplace(std::move(reads));
     }
     bool paired() const noexcept { return paired_.has_value(); }
 
@@ -343,6 +350,8 @@ struct query_plan {
     bool paired;      // pairs (two files or interleaved): one verdict per pair
     bool two_files;   // mate 2's output text goes to its own file
     bool want_matched, want_unmatched, want_split;
+    // What each reads output's name asks for (output_names.hpp).
+    record_format matched_format, unmatched_format, split_format;
     kmer_scanner scanner;  // counts a read's k-mers when --quick stops the lookups early
 
     query_plan(query_options const& options, std::vector<std::unique_ptr<query_index>> const& ix,
@@ -356,6 +365,9 @@ struct query_plan {
           want_matched(!options.matched.empty()),
           want_unmatched(!options.unmatched.empty()),
           want_split(!options.split_by_category.empty()),
+          matched_format(record_format_by_name(options.matched)),
+          unmatched_format(record_format_by_name(options.unmatched)),
+          split_format(record_format_by_name(options.split_by_category)),
           scanner(ix.front()->file.header().k) {}
 
     // The verdict rule in words, for the TSV preamble and the summary.
@@ -373,10 +385,16 @@ struct query_plan {
 };
 
 // The text one read (pair) adds to an output: mate 1, then mate 2 in its own file or after it.
+// `option` and `path` name the output when its name asks for FASTQ and the reads are FASTA.
 void append_read(query_plan const& plan, std::array<std::string, 2>& dest,
-                 io::sequence_record const& r1, io::sequence_record const* r2) {
-    append_record(dest[0], r1);
-    if (r2) append_record(dest[plan.two_files ? 1 : 0], *r2);
+                 io::sequence_record const& r1, io::sequence_record const* r2, record_format format,
+                 char const* option, std::string const& path) {
+    bool const written = append_record(dest[0], r1, format) &&
+                         (!r2 || append_record(dest[plan.two_files ? 1 : 0], *r2, format));
+    if (!written)
+        throw usage_error(std::string(option) + " '" + path +
+                          "': a FASTQ name, but the reads are FASTA (no qualities): give it a " +
+                          "FASTA name (.fa, .fasta, .fna) or none of these suffixes");
 }
 
 // One index: the read's hits against the rule; its TSV line. Returns the match.
@@ -409,7 +427,9 @@ bool answer_panel(query_plan const& plan, query_chunk& chunk, size_t i, std::str
     size_t const category = category_of(matched_count, last, n);
     ++chunk.panel.categories[category];
     append_panel_tsv_line(chunk.tsv, id, kmers, chunk.hits, category_name(category, plan.panel));
-    if (plan.want_split) append_read(plan, chunk.split[category], r1, mate);
+    if (plan.want_split)
+        append_read(plan, chunk.split[category], r1, mate, plan.split_format, "--split-by-category",
+                    plan.o.split_by_category);
     return matched_count > 0;
 }
 
@@ -443,8 +463,12 @@ void answer_chunk(query_plan const& plan, query_chunk& chunk) {
         t.pairs += plan.paired;
         t.kmers += kmers;
         (match ? t.matched : t.unmatched) += 1;
-        if (match ? plan.want_matched : plan.want_unmatched)
-            append_read(plan, match ? chunk.matched : chunk.unmatched, r1, mate);
+        if (match && plan.want_matched)
+            append_read(plan, chunk.matched, r1, mate, plan.matched_format, "--matched",
+                        plan.o.matched);
+        else if (!match && plan.want_unmatched)
+            append_read(plan, chunk.unmatched, r1, mate, plan.unmatched_format, "--unmatched",
+                        plan.o.unmatched);
     }
 }
 
@@ -603,14 +627,36 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
     progress.finish(matched_text(plan, totals));
 }
 
-// Refuses an output that is an input (an index, a reads file) or another output, before anything
-// is opened: every name the query would write, the mates' names included.
+// Refuses a "-" (standard output) where the query derives several names from it: each mate's
+// file (two reads files), each category's file.
+void refuse_derived_stdout(query_options const& o) {
+    if (o.split_by_category == "-")
+        throw usage_error(
+            "--split-by-category -: one file per category is named after this path, "
+            "so it cannot be standard output; give a name (e.g. out.fq.gz -> "
+            "out.NAME.fq.gz)");
+    if (o.reads.size() != 2) return;
+    for (auto const& [path, option] :
+         {std::pair{&o.matched, "--matched"}, std::pair{&o.unmatched, "--unmatched"}})
+        if (*path == "-")
+            throw usage_error(std::string(option) +
+                              " -: the reads are two mate files, written to two files named after "
+                              "this path, so it cannot be standard output; give a name (e.g. "
+                              "clean.fq.gz -> clean_1.fq.gz, clean_2.fq.gz)");
+}
+
+// Refuses, before anything is opened: an input given twice (a reads file as both mates, an index
+// twice in a panel); an output that is an input or another output, or two outputs on standard
+// output; every name the query would write, the mates' names included.
 void refuse_same_files(query_options const& o, std::vector<index_spec> const& panel) {
+    refuse_derived_stdout(o);
     std::vector<io::named_file> inputs;
     if (!o.index.empty()) inputs.push_back({o.index, "index"});
     for (auto const& spec : panel)
         if (o.index.empty()) inputs.push_back({spec.path, "-x " + spec.name});
-    for (auto const& r : o.reads) inputs.push_back({r, "reads"});
+    for (size_t m = 0; m < o.reads.size(); ++m)
+        inputs.push_back(
+            {o.reads[m], o.reads.size() == 2 ? "reads, mate " + std::to_string(m + 1) : "reads"});
     std::vector<io::named_file> outputs{{o.output, "-o"}};
     if (!o.summary.empty()) outputs.push_back({o.summary, "--summary"});
     for (auto const& [path, option] :
@@ -624,6 +670,11 @@ void refuse_same_files(query_options const& o, std::vector<index_spec> const& pa
                  o, split[c], "--split-by-category, " + std::string(category_name(c, panel))))
             outputs.push_back({file, role});
     io::refuse_same_files(inputs, outputs);
+    io::refuse_repeated_inputs(
+        {inputs.end() - static_cast<std::ptrdiff_t>(o.reads.size()), inputs.end()});
+    if (o.index.empty())
+        io::refuse_repeated_inputs(
+            {inputs.begin(), inputs.end() - static_cast<std::ptrdiff_t>(o.reads.size())});
 }
 
 // The indexes of the command line: the one positional INDEX, or every -x. Panel indexes must exist
@@ -641,7 +692,9 @@ std::vector<index_spec> indexes_of(query_options const& o) {
     for (auto const& spec : panel) {
         std::error_code ec;
         if (!std::filesystem::exists(spec.path, ec))
-            throw usage_error("-x " + spec.name + ": index '" + spec.path + "' does not exist");
+            // The exit status of a missing index is an input error's, as for INDEX.
+            throw input_error("-x " + spec.name + ": '" + spec.path +
+                              "': cannot open index: no such file");
     }
     for (auto const& r : o.reads)
         if (r.ends_with(".qmer"))
@@ -679,6 +732,14 @@ void run_query(query_options const& o) {
                               "') has k = " + std::to_string(opened.front().header().k) +
                               ": the indexes of one query must share k");
     }
+    // An index of no k-mers (built with --allow-empty) answers every read "no": said, not
+    // silent, since it makes depletion a no-op.
+    for (size_t i = 0; i < panel.size(); ++i)
+        if (opened[i].header().elements == 0)
+            std::fprintf(stderr,
+                         "qmer: warning: index '%s' is empty (its references held no k-mer): no "
+                         "read matches it\n",
+                         panel[i].path.c_str());
     std::vector<std::unique_ptr<query_index>> indexes;
     for (size_t i = 0; i < panel.size(); ++i)
         indexes.push_back(load_index(panel[i], std::move(opened[i]), o));

@@ -46,19 +46,19 @@ class query_threads : public cli_test {
         for (char const* threads : {"1", "2", "3", "8"}) {
             std::vector<std::string> args = {"query",        "-t",          threads,
                                              "-o",           "out.tsv",     "--summary",
-                                             "summary.json", "--unmatched", "unmatched.fq",
-                                             "--matched",    "matched.fq"};
+                                             "summary.json", "--unmatched", "unmatched",
+                                             "--matched",    "matched"};
             args.insert(args.end(), extra.begin(), extra.end());
             args.push_back("lambda.qmer");
             args.insert(args.end(), reads.begin(), reads.end());
             auto const r = qmer(args);
             EXPECT_EQ(r.exit_code, 0) << r.err;
             std::string const now_tsv = slurp(dir() / "out.tsv");
-            // Paired input writes mates 1 and 2 to NAME_1.fq and NAME_2.fq (interleaved input
-            // keeps NAME.fq).
+            // Paired input writes mates 1 and 2 to NAME_1 and NAME_2 (interleaved input keeps
+            // NAME). Names without a format suffix keep the reads' format (FASTA or FASTQ).
             auto fastq = [&](std::string const& name) {
-                return slurp(dir() / (name + ".fq")) + slurp(dir() / (name + "_1.fq")) +
-                       slurp(dir() / (name + "_2.fq"));
+                return slurp(dir() / name) + slurp(dir() / (name + "_1")) +
+                       slurp(dir() / (name + "_2"));
             };
             std::string const now_unmatched = fastq("unmatched");
             std::string const now_matched = fastq("matched");

@@ -1,4 +1,4 @@
-// app/query/panel.hpp: index names, -x values, categories and the file names outputs take.
+// app/query/panel.hpp: index names, -x values and categories.
 #include "app/query/panel.hpp"
 
 #include <gtest/gtest.h>
@@ -53,15 +53,6 @@ TEST(panel, categories) {
     EXPECT_EQ(category_name(0, panel), "A");
     EXPECT_EQ(category_name(2, panel), "multiple");
     EXPECT_EQ(category_name(3, panel), "none");
-}
-
-TEST(panel, output_names) {
-    EXPECT_EQ(category_path("out/s.fq.gz", "A"), "out/s.A.fq.gz");
-    EXPECT_EQ(category_path("out/s.fastq", "none"), "out/s.none.fastq");
-    EXPECT_EQ(category_path("out/s", "A"), "out/s.A.fq");
-    EXPECT_EQ(mate_path(category_path("s.fq.gz", "B"), 2), "s.B_2.fq.gz");
-    EXPECT_EQ(mate_path("clean.fq.gz", 1), "clean_1.fq.gz");
-    EXPECT_EQ(mate_path("clean", 2), "clean_2");
 }
 
 }  // namespace

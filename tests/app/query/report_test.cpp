@@ -29,12 +29,24 @@ TEST(json_string, other_control_bytes_become_u_escapes) {
     EXPECT_EQ(json_string("\x7f"), "\"\x7f\"");
 }
 
-TEST(json_string, bytes_from_0x80_are_copied_as_they_are) {
-    // UTF-8 passes through unchanged; a byte that is not UTF-8 does too (README, Limitations:
-    // such a file name makes invalid JSON).
+TEST(json_string, utf8_is_copied_and_every_other_byte_replaced) {
     EXPECT_EQ(json_string("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
-    EXPECT_EQ(json_string("caf\xe9"), "\"caf\xe9\"");
-    EXPECT_EQ(json_string("\xff\x80"), "\"\xff\x80\"");
+    EXPECT_EQ(json_string("\xe2\x82\xac \xf0\x9f\xa7\xac"), "\"\xe2\x82\xac \xf0\x9f\xa7\xac\"");
+    // Latin-1, a stray continuation byte, 0xff: one U+FFFD per byte.
+    EXPECT_EQ(json_string("caf\xe9"), "\"caf\\ufffd\"");
+    EXPECT_EQ(json_string("\xff\x80"), "\"\\ufffd\\ufffd\"");
+    EXPECT_EQ(json_string("bad\xff.fq"), "\"bad\\ufffd.fq\"");
+    // A character cut short at the end, and one cut by another character.
+    EXPECT_EQ(json_string("a\xe2\x82"), "\"a\\ufffd\\ufffd\"");
+    EXPECT_EQ(json_string("\xe2\x82z"), "\"\\ufffd\\ufffdz\"");
+    // Overlong forms, surrogates and code points above U+10FFFF are not UTF-8.
+    EXPECT_EQ(json_string("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
+    EXPECT_EQ(json_string("\xe0\x80\xaf"), "\"\\ufffd\\ufffd\\ufffd\"");
+    EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+    EXPECT_EQ(json_string("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+    // The largest of each length is fine.
+    EXPECT_EQ(json_string("\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf"),
+              "\"\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf\"");
 }
 
 TEST(tsv, one_line_per_read_with_four_decimals) {
@@ -68,13 +80,32 @@ TEST(records, fastq_with_quality_fasta_without) {
     r.sequence = "ACGT";
     r.quality = "IIII";
     std::string out;
-    append_record(out, r);
+    EXPECT_TRUE(append_record(out, r, record_format::as_read));
     EXPECT_EQ(out, "@r1 x=1\nACGT\n+\nIIII\n");
     r.quality = {};
     r.comment = {};
     out.clear();
-    append_record(out, r);
+    EXPECT_TRUE(append_record(out, r, record_format::as_read));
     EXPECT_EQ(out, ">r1\nACGT\n");
+}
+
+TEST(records, the_output_names_format_wins) {
+    qmer::io::sequence_record r;
+    r.name = "r1";
+    r.comment = "x=1";
+    r.sequence = "ACGT";
+    r.quality = "IIII";
+    std::string out;
+    EXPECT_TRUE(append_record(out, r, record_format::fasta));
+    EXPECT_EQ(out, ">r1 x=1\nACGT\n");
+    out.clear();
+    EXPECT_TRUE(append_record(out, r, record_format::fastq));
+    EXPECT_EQ(out, "@r1 x=1\nACGT\n+\nIIII\n");
+    // A FASTA record has no qualities to write as FASTQ: refused, nothing written.
+    r.quality = {};
+    out = "kept";
+    EXPECT_FALSE(append_record(out, r, record_format::fastq));
+    EXPECT_EQ(out, "kept");
 }
 
 TEST(exact_double, reads_back_as_the_same_double) {
