@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "io/index_file.hpp"
+#include "temp_folder.hpp"
 
 namespace {
 
@@ -26,9 +27,8 @@ size_t mappings_of(std::string const& path) {
 }
 
 TEST(index_refused_load_keeps_mapping, refused_files_are_unmapped) {
-    std::string templ = (fs::temp_directory_path() / "qmer-regression-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    fs::path const dir = templ;
+    qmer::test::temp_folder const folder("qmer-regression");
+    fs::path const& dir = folder.path();
 
     // Refused at different checks: no magic, truncated, bad checksum.
     std::string const contents[] = {
@@ -45,7 +45,6 @@ TEST(index_refused_load_keeps_mapping, refused_files_are_unmapped) {
         }
         EXPECT_EQ(mappings_of(path), 0u) << "a refused index is still mapped";
     }
-    fs::remove_all(dir);
 }
 
 }  // namespace

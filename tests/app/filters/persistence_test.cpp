@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_folder.hpp"
+
 namespace {
 
 using namespace qmer::app;
@@ -21,11 +23,10 @@ uint64_t mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+// The index files of this test: one folder, removed when the test program ends.
 std::filesystem::path scratch(std::string const& name) {
-    auto const dir = std::filesystem::temp_directory_path() /
-                     ("qmer_persistence_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    return dir / name;
+    static qmer::test::temp_folder const folder("qmer-persistence-test");
+    return folder / name;
 }
 
 template <filter_kind Kind>
