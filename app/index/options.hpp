@@ -22,6 +22,9 @@ struct index_options {
     uint64_t expected = 0;       // expected distinct k-mers; 0 = unknown
     uint64_t seed = 0;           // XXH3 seed stored in the index
     bool append = false;         // add references to an existing expandable index
+    // Write an index of no k-mers rather than refuse references that hold none (an empty file,
+    // only N, records shorter than k): a failed download must not silently deplete nothing.
+    bool allow_empty = false;
     // Hash every k-mer on its own (the plain scheme) even where the build could make the index
     // minimizer-local (core/kmer/sequence_hashing.hpp): for comparisons, and for indexes that
     // must answer like format 1-3 ones.

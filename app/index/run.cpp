@@ -64,6 +64,7 @@ struct reference_chunk {
     std::shared_ptr<io::chunked_reader> reader;  // the file it is of (kept while it is settled)
     size_t file = 0;                             // that file's place among the references
     std::exception_ptr problem;                  // the file could not be opened
+    bool holds_a_kmer = false;                   // a record of the chunk has k bases in a row
 };
 
 // Reads the references one after the other, in order, through the chunked reader's stages. A
@@ -73,7 +74,10 @@ class reference_stream {
     reference_stream(index_options const& o, io::reader_options options)
         : names_(o.references),
           paths_(o.read_from.empty() ? o.references : o.read_from),
-          options_(options) {}
+          options_(options),
+          k_(o.k),
+          allow_empty_(o.allow_empty),
+          holds_kmers_(o.references.size(), false) {}
 
     // The input stage (serial, in order): the next chunk of the current or a following file;
     // false at the end. A file that cannot be opened is a chunk whose settle() throws, so that
@@ -103,9 +107,17 @@ class reference_stream {
         return false;
     }
 
-    // The parsing stage (parallel).
-    static void parse(reference_chunk& chunk) {
-        if (chunk.reader) io::chunked_reader::parse(chunk.text, chunk.batch);
+    // The parsing stage (parallel): the records, and whether they hold a k-mer (which costs the
+    // first record's first k bases, as a rule).
+    void parse(reference_chunk& chunk) const {
+        chunk.holds_a_kmer = false;
+        if (!chunk.reader) return;
+        io::chunked_reader::parse(chunk.text, chunk.batch);
+        for (io::sequence_record const r : chunk.batch)
+            if (holds_a_kmer(r.sequence, k_)) {
+                chunk.holds_a_kmer = true;
+                break;
+            }
     }
 
     // The settling stage (serial, in order): the chunk's records final, or the first problem.
@@ -113,6 +125,7 @@ class reference_stream {
         try {
             if (chunk.problem) std::rethrow_exception(chunk.problem);
             chunk.reader->settle(chunk.text, chunk.batch);
+            if (chunk.holds_a_kmer) holds_kmers_[chunk.file] = true;
         } catch (input_error const& e) {
             std::string const& path = paths_[chunk.file];
             std::string const& name = names_[chunk.file];
@@ -134,10 +147,25 @@ class reference_stream {
         return false;
     }
 
+    // After every reference was read to its end: a reference with no k-mer (an empty file, only N,
+    // records shorter than k) is an input error unless --allow-empty, since a failed download
+    // would otherwise make an index that silently matches nothing of it.
+    void check_every_reference_held_a_kmer() const {
+        if (allow_empty_) return;
+        for (size_t f = 0; f < names_.size(); ++f)
+            if (!holds_kmers_[f])
+                throw input_error(names_[f] + ": no k-mer in it (k = " + std::to_string(k_) +
+                                  "): it is empty, only N, or every record is shorter than k; "
+                                  "give --allow-empty to index it all the same");
+    }
+
   private:
     std::vector<std::string> const& names_;
     std::vector<std::string> const& paths_;
     io::reader_options options_;
+    unsigned k_;
+    bool allow_empty_;
+    std::vector<bool> holds_kmers_;  // per reference, from the settling stage (serial)
     size_t next_path_ = 0;
     std::shared_ptr<io::chunked_reader> reader_;
     bool failed_ = false;
@@ -157,6 +185,7 @@ uint64_t count_kmer_positions(index_options const& o, kmer_scanner const& scanne
         throw_if_interrupted();
         for (io::sequence_record const r : chunk.batch) total += scanner.count(r.sequence);
     }
+    refs.check_every_reference_held_a_kmer();
     return total;
 }
 
@@ -234,7 +263,7 @@ void read_reference_spans(index_options const& o, unsigned threads, build_counts
     };
     // Parallel: the chunk's records.
     auto parse_stage = [&](reference_chunk* chunk) {
-        reference_stream::parse(*chunk);
+        refs.parse(*chunk);
         return chunk;
     };
     // Serial, in input order: the records made final and counted; stop() asked.
@@ -270,6 +299,7 @@ void read_reference_spans(index_options const& o, unsigned threads, build_counts
                         filter_mode::serial_in_order, settle_stage) &
                     tbb::make_filter<reference_chunk*, void>(filter_mode::parallel, insert_stage));
     throw_if_interrupted();
+    if (!stopping.load()) refs.check_every_reference_held_a_kmer();
 }
 
 // Every k-mer of the references into `filter`, hashed by `hashing`.
@@ -1562,6 +1592,7 @@ void run_index(index_options const& given) {
     std::vector<io::named_file> references;
     for (auto const& r : o.references) references.push_back({r, "reference"});
     io::refuse_same_files(references, {{o.output, o.append ? "-o, --append" : "-o"}});
+    io::refuse_repeated_inputs(references);
     if (o.append && !filter_kind_can_append(kind))
         throw usage_error("--append needs an index whose filter grows (" + filter_kind_list(true) +
                           "), not " + o.filter);

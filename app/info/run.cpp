@@ -75,6 +75,7 @@ void run_info(info_options const& o) {
         out += "  \"fpr\": " + std::string(buf) + ",\n";
         out += "  \"expected\": " + std::to_string(h.expected) + ",\n";
         out += "  \"kmers\": " + std::to_string(h.elements) + ",\n";
+        out += std::string("  \"empty\": ") + (h.elements == 0 ? "true" : "false") + ",\n";
         out += "  \"kmers_scanned\": " + std::to_string(h.kmers_scanned) + ",\n";
         out += "  \"file_bytes\": " + std::to_string(index.file_bytes()) + ",\n";
         out += "  \"filter_bytes\": " + std::to_string(array_bytes) + ",\n";
@@ -128,6 +129,10 @@ void run_info(info_options const& o) {
                       human_bytes(static_cast<double>(index.file_bytes())).c_str(),
                       human_bytes(static_cast<double>(array_bytes)).c_str(), bits_per_kmer);
         out += buf;
+        if (h.elements == 0)
+            out +=
+                "empty:          yes: its references held no k-mer (--allow-empty); no read "
+                "matches it\n";
         out += "built by:       " + h.command + "\n";
         out += "inputs:         " + std::to_string(h.inputs.size()) + "\n";
         for (auto const& in : h.inputs) out += "  " + in + "\n";

@@ -164,6 +164,17 @@ inline size_t kmer_scanner::count(std::string_view seq) const noexcept {
     return total;
 }
 
+// Whether seq holds at least one k-mer (k bases in a row): stops at the first, so a reference's
+// check costs its first k bases, not a scan.
+inline bool holds_a_kmer(std::string_view seq, unsigned k) noexcept {
+    size_t run = 0;
+    for (char c : seq) {
+        run = encode_base(c) != invalid_base ? run + 1 : 0;
+        if (run >= k) return true;
+    }
+    return false;
+}
+
 // Convenience forms for a one-off k (they validate k on every call; hot loops keep a kmer_scanner).
 template <typename F>
 bool for_each_canonical_kmer(std::string_view seq, unsigned k, F&& f) {
