@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "app/filters/registry.hpp"
 #include "install/install_fixture.hpp"
 
 namespace {
@@ -54,30 +55,49 @@ TEST_F(install_test, bash_completes_subcommands_options_and_their_values) {
         GTEST_FAIL() << "bash-completion is not installed (scripts/install-deps installs it)";
     ASSERT_TRUE(install("prefix"));
     write_file("reads.fq", "");
+    write_file("scratch.fa", "");
+    fs::create_directory(dir() / "scratch");
     // bash-completion loads share/bash-completion/completions/qmer from XDG_DATA_DIRS on first
     // use, as a login shell does; `complete` then says which function it bound.
-    auto const r =
-        run(std::string("export XDG_DATA_DIRS=$PWD/prefix/share PATH=$PWD/prefix/bin:$PATH\n"
-                        "source ") +
-            bash_completion +
-            "\n"
-            "__load_completion qmer || exit 1\n"
-            "complete -p qmer\n"
-            "t() {\n"
-            "  COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
-            "  COMP_LINE=\"$*\"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()\n"
-            "  _qmer qmer \"${COMP_WORDS[-1]}\" \"${COMP_WORDS[-2]}\"\n"
-            "  echo \"$*|${COMPREPLY[*]}\"\n"
-            "}\n"
-            "t qmer que; t qmer ''; t qmer query --mat; t qmer index --fi\n"
-            "t qmer query -t ''; t qmer query -o rea; t qmer query --quick --inter\n");
+    auto const r = run(
+        std::string("export XDG_DATA_DIRS=$PWD/prefix/share PATH=$PWD/prefix/bin:$PATH\n"
+                    "source ") +
+        bash_completion +
+        "\n"
+        "__load_completion qmer || exit 1\n"
+        "complete -p qmer\n"
+        "t() {\n"
+        "  COMP_WORDS=(\"$@\"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+        "  COMP_LINE=\"$*\"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()\n"
+        "  _qmer qmer \"${COMP_WORDS[-1]}\" \"${COMP_WORDS[-2]}\"\n"
+        "  echo \"$*|${COMPREPLY[*]}\"\n"
+        "}\n"
+        "t qmer que; t qmer ''; t qmer query --mat; t qmer index --fi\n"
+        "t qmer query -t ''; t qmer query -o rea; t qmer query --quick --inter\n"
+        "t qmer index --filter blo; t qmer index --temp-dir s; t qmer index --max-memory ''\n"
+        "t qmer info rea; t qmer index --al\n"
+        // --filter=cu: bash splits the word at '=', the completion joins it again.
+        "COMP_WORDS=(qmer index --filter = cu); COMP_CWORD=4; COMP_LINE='qmer index "
+        "--filter=cu'\n"
+        "COMP_POINT=${#COMP_LINE}; COMPREPLY=(); _qmer qmer cu =; echo \"=cu|${COMPREPLY[*]}\"\n"
+        // Every kind, in the binary's order, for the test below to compare.
+        "t qmer index --filter ''\n");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("complete -F _qmer qmer"), std::string::npos) << r.out;
     for (char const* line :
          {"qmer que|query\n", "qmer |index query merge info\n", "qmer query --mat|--matched\n",
           "qmer index --fi|--filter --fill\n", "qmer query -t |\n", "qmer query -o rea|reads.fq\n",
-          "qmer query --quick --inter|--interleaved\n"})
+          "qmer query --quick --inter|--interleaved\n",
+          "qmer index --filter blo|bloom blocked-bloom\n", "qmer index --temp-dir s|scratch\n",
+          "qmer index --max-memory |\n", "qmer info rea|reads.fq\n",
+          "qmer index --al|--allow-empty\n", "=cu|cuckoo\n"})
         EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+    // The values of --filter are the kinds qmer offers (app/filters/registry.hpp), read from the
+    // binary when TAB is pressed: a kind added or renamed shows without touching the completion.
+    std::string kinds = "qmer index --filter |";
+    for (auto const name : qmer::app::filter_kind_names)
+        kinds.append(kinds.ends_with('|') ? "" : " ").append(name);
+    EXPECT_NE(r.out.find(kinds + "\n"), std::string::npos) << kinds << "\n" << r.out;
 }
 
 TEST_F(install_test, a_program_builds_against_the_installed_core_package) {

@@ -124,3 +124,31 @@ TEST_F(cli_test, man_page_describes_exactly_the_options_of_each_subcommand) {
 }
 
 }  // namespace
+
+// Each example's prose and its commands are separate paragraphs: rendered, a line of prose never
+// runs on into a command line (or the reverse) without a blank line between them.
+TEST_F(cli_test, man_page_examples_render_as_separate_paragraphs) {
+    if (shell("command -v man > /dev/null").exit_code != 0)
+        GTEST_FAIL() << "man is not installed (scripts/install-deps installs man-db)";
+    std::string const page = std::string(QMER_SOURCE_DIR) + "/doc/qmer.1";
+    ASSERT_EQ(shell("MANWIDTH=100 man -l '" + page + "' > page.txt 2> warnings.txt").exit_code, 0);
+    EXPECT_EQ(slurp(dir() / "warnings.txt"), "");
+    std::string const text = slurp(dir() / "page.txt");
+    auto const from = text.find("\nEXAMPLES\n");
+    auto const to = text.find("\nSEE ALSO\n");
+    ASSERT_NE(from, std::string::npos) << text;
+    ASSERT_LT(from, to) << text;
+    std::istringstream in(text.substr(from + 10, to - from - 10));
+    // A command is indented further than the prose (.RS); a blank line separates paragraphs.
+    enum { blank, prose, command } last = blank;
+    int commands = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+        auto const indent = line.find_first_not_of(' ');
+        auto const kind = indent == std::string::npos ? blank : indent > 7 ? command : prose;
+        if (kind == command) ++commands;
+        EXPECT_TRUE(last == blank || kind == blank || kind == last) << "runs on: " << line;
+        last = kind;
+    }
+    EXPECT_GE(commands, 8);
+}
