@@ -90,7 +90,7 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
     // reads any option's values from there. The kind itself is checked by parse_filter_kind.
     std::string kinds;
     for (auto const name : filter_kind_names) kinds.append(kinds.empty() ? "{" : ",").append(name);
-    app.add_option("--filter", o.filter, "Filter (see README, Filters)")
+    app.add_option("--filter", o.filter, "Filter (see man qmer)")
         ->type_name(kinds + "}")
         ->capture_default_str();
     app.add_option("--expected", o.expected, "Expected distinct k-mers (0: unknown)")
@@ -98,7 +98,7 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
     app.add_option("--seed", o.seed, "Seed of the k-mer hash")->capture_default_str();
     app.add_flag(
         "--cascading", o.cascading,
-        "Expandable filter: cascading inserts into lower levels (slower here, see README)");
+        "Expandable filter: cascading inserts into lower levels (slower here; see man qmer)");
     app.add_option("--fill", o.fill,
                    "Expandable filter built from files: how full its first level ends (higher is "
                    "smaller; queries cost the same at any fill)")
@@ -108,8 +108,7 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
     app.add_flag("--allow-empty", o.allow_empty,
                  "Write an index of no k-mers when the references hold none (else an error)");
     app.add_flag("--plain-hash", o.plain_hash,
-                 "Hash each k-mer on its own, without minimizer locality (see README, Super-k-mer "
-                 "locality)");
+                 "Hash each k-mer on its own, without minimizer locality (see man qmer)");
     // SIZE and DIR, not TEXT: the bash completion offers files for TEXT.
     app.add_option("--max-memory", o.max_memory,
                    "Stop if the index would need more memory than this (e.g. 16G; default: 80% "
@@ -146,7 +145,7 @@ void setup_query(CLI::App& app, query_options& o, qmer_formatter& format) {
     app.add_option("-x,--index", o.panel,
                    "An index of a screening panel, FILE or NAME=FILE (NAME defaults to FILE "
                    "without .qmer); repeat it: every read is looked up in every index, in one "
-                   "pass, and gets a category (see README, Screening panels)")
+                   "pass, and gets a category (see man qmer)")
         // One value per -x: the reads after the last -x stay positionals.
         ->allow_extra_args(false)
         ->take_all();

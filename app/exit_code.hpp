@@ -1,6 +1,6 @@
 #pragma once
-// qmer's exit codes (README "Exit codes", doc/qmer.1 "EXIT STATUS"): the one map from an error's
-// kind (core/error.hpp) to the status the process ends with.
+// qmer's exit codes (README "Errors and exit codes", doc/qmer.1 "EXIT STATUS"): the one map from an
+// error's kind (core/error.hpp) to the status the process ends with.
 
 #include "core/error.hpp"
 

@@ -1,5 +1,5 @@
 // Fuzz target: the rolling canonical k-mer scanner (core/kmer/scanner.hpp) against a brute-force
-// oracle written here from DESIGN.md's k-mer contract alone.
+// oracle written here from ARCHITECTURE.md's k-mer contract alone.
 //
 // The input bytes are a sequence (any bytes: bases in both cases, N, IUPAC, control bytes, >=
 // 0x80). For every k in 1..32 the target checks:

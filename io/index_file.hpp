@@ -1,14 +1,15 @@
 #pragma once
-// The index file (DESIGN.md, "Index file"): one file holding
+// The index file (ARCHITECTURE.md, "Index file"): one file holding
 //   magic "QMERIDX\0" | format version (u32) | byte-order mark (u32) | header length (u64) |
 //   header (k, hash seed, filter kind, fpr, expected, element count, parameters, the command and
 //   input names that built it) | sections (each: parameter words, word count, the raw 64-bit words
 //   of one filter array, 64-byte aligned in the file) | a checksum of everything before it
 //   (index_checksum below).
 // Written through io::output_file (a file without a name until complete: a failed, interrupted or
-// killed build never leaves a truncated index under the final name). Loading memory-maps the file, checks magic, version, byte
-// order, size and checksum, and throws index_error saying exactly what is wrong and what to do.
-// The filters never see this format: they hand out geometry and raw words, and take them back.
+// killed build never leaves a truncated index under the final name). Loading memory-maps the file,
+// checks magic, version, byte order, size and checksum, and throws index_error saying exactly what
+// is wrong and what to do. The filters never see this format: they hand out geometry and raw words,
+// and take them back.
 
 #include <cstddef>
 #include <cstdint>

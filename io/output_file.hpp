@@ -1,5 +1,5 @@
 #pragma once
-// An output that never leaves a half-written file under its final name (DESIGN.md, errors).
+// An output that never leaves a half-written file under its final name (ARCHITECTURE.md, errors).
 //
 // A regular-file path (existing or new) is written to a file without a name (O_TMPFILE) in the
 // same folder, and commit() gives it its final name: it is linked to a hidden name beside the

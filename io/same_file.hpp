@@ -1,8 +1,8 @@
 #pragma once
-// No output may be the same file as an input or as another output (DESIGN.md, errors: "a user's
-// file is never destroyed"). An output's temporary is renamed onto its final name when the command
-// ends, so `qmer query -o reads.fq idx.qmer reads.fq` would replace the reads with the verdicts and
-// exit 0.
+// No output may be the same file as an input or as another output (ARCHITECTURE.md, errors: "a
+// user's file is never destroyed"). An output's temporary is renamed onto its final name when the
+// command ends, so `qmer query -o reads.fq idx.qmer reads.fq` would replace the reads with the
+// verdicts and exit 0.
 //
 // Two names are the same file when both exist and stat() (which follows symlinks) gives the same
 // device and inode: a symlink or a hard link to an input counts. An output that does not exist yet

@@ -1,6 +1,6 @@
 #pragma once
 // Sequence input: one reader for every format qmer takes, handing out batches of records bounded by
-// a byte budget (DESIGN.md, "Data flow": the serial, in-order input stage).
+// a byte budget (ARCHITECTURE.md, "Data flow": the serial, in-order input stage).
 //
 // Formats are recognised from the content, never from the file name: after transparent
 // decompression (gzip and BGZF through htslib; zstd, xz and bzip2, told by their magic numbers,
@@ -9,12 +9,12 @@
 // GenBank, "ID   " EMBL; SAM, BAM and CRAM are recognised by htslib's hts_detect_format (magic
 // bytes, SAM header lines), and are read plain or gzip/BGZF-compressed only.
 //   - FASTA and FASTQ are parsed by htslib's kseq.h over bgzf_read (the fastest reader measured,
-//     DESIGN.md "Dependencies"), with checks kseq itself does not make: every record must start
-//     with the format's header character, FASTQ records need their '+' line and as many quality
-//     bytes as bases, FASTA must not contain '+' lines, and no record may hold a NUL byte (binary
-//     data; other control bytes pass through, and the k-mer scanner treats them as non-bases).
-//     FASTA: multi-line, blank lines allowed; a header with no sequence is an empty record. FASTQ:
-//     4-line and multi-line records.
+//     ARCHITECTURE.md "Dependencies"), with checks kseq itself does not make: every record must
+//     start with the format's header character, FASTQ records need their '+' line and as many
+//     quality bytes as bases, FASTA must not contain '+' lines, and no record may hold a NUL byte
+//     (binary data; other control bytes pass through, and the k-mer scanner treats them as
+//     non-bases). FASTA: multi-line, blank lines allowed; a header with no sequence is an empty
+//     record. FASTQ: 4-line and multi-line records.
 //   - SAM/BAM/CRAM through hts_open + sam_read1, for unaligned (or aligned) reads: secondary and
 //     supplementary records are skipped, and records flagged reverse-strand are
 //     reverse-complemented (quality reversed) back to the orientation the sequencer read them in.

@@ -1,6 +1,6 @@
 #pragma once
 // Sequence records and the reusable batch that carries them from the serial input stage to the
-// parallel k-mer stage (DESIGN.md, "Data flow").
+// parallel k-mer stage (ARCHITECTURE.md, "Data flow").
 //
 // A record_batch stores every byte of its records in one flat buffer (name, comment, sequence and
 // quality of record 0, then of record 1, ...) and one small fixed-size entry of offsets per record.

@@ -1,9 +1,9 @@
 #pragma once
 // The k-mer work of the parallel stage, shared by index and query: scan a sequence's canonical
 // k-mers, hash them, and hand each to the filter a fixed number of k-mers after its table location
-// was prefetched (DESIGN.md, performance rules: a filter larger than the cache is bound by memory
-// latency; keeping a steady number of loads in flight overlaps their misses with each other and
-// with the scanning and hashing of the k-mers behind them). Two ways: a ring, one k-mer in and
+// was prefetched (ARCHITECTURE.md, performance rules: a filter larger than the cache is bound by
+// memory latency; keeping a steady number of loads in flight overlaps their misses with each other
+// and with the scanning and hashing of the k-mers behind them). Two ways: a ring, one k-mer in and
 // one out (inserts), and groups, a group's k-mers hashed, then looked up (queries).
 
 #include <array>

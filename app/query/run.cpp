@@ -1,9 +1,9 @@
-// qmer query: reads -> canonical k-mers -> hashes -> filter lookups -> verdicts (DESIGN.md, data
-// flow). One TBB parallel_pipeline: a serial in-order stage reads the reads' text and cuts it into
-// chunks at record boundaries (io/chunked_reader.hpp); a parallel stage parses each chunk; a serial
-// in-order stage settles the chunks (numbers their records, throws the first malformed one, in
-// file order); a parallel stage scans, hashes and looks up their k-mers (prefetched in groups) in
-// every index in turn and formats their output text; a serial in-order stage writes it, so the
+// qmer query: reads -> canonical k-mers -> hashes -> filter lookups -> verdicts (ARCHITECTURE.md,
+// data flow). One TBB parallel_pipeline: a serial in-order stage reads the reads' text and cuts it
+// into chunks at record boundaries (io/chunked_reader.hpp); a parallel stage parses each chunk; a
+// serial in-order stage settles the chunks (numbers their records, throws the first malformed one,
+// in file order); a parallel stage scans, hashes and looks up their k-mers (prefetched in groups)
+// in every index in turn and formats their output text; a serial in-order stage writes it, so the
 // output is in input order and does not depend on the thread count. Paired input (two mate files,
 // or --interleaved) goes the same way, its mates paired by the settling stage
 // (io/chunked_paired_reader.hpp). A panel (several -x indexes) reads the reads once.

@@ -1,5 +1,5 @@
 #pragma once
-// The per-read verdict (DESIGN.md, "Query verdict").
+// The per-read verdict (ARCHITECTURE.md, "Query verdict").
 //
 // Default rule: a read (or pair) matches when its hits reach the smallest count t >= 1 that chance
 // alone reaches with probability at most `tail` (1e-5): with n k-mers and a per-k-mer

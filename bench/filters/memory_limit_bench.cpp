@@ -1,5 +1,5 @@
 // Every filter of the project against this machine's memory limit, measured in the same process
-// (issue 10, item 3). A filter larger than the cache is bound by memory latency (DESIGN.md,
+// (issue 10, item 3). A filter larger than the cache is bound by memory latency (ARCHITECTURE.md,
 // performance rules), so its rates only mean something next to what the memory system allows for
 // as many random accesses over as many bytes. A documented harness, not Google Benchmark: a filter
 // must be filled before it is queried, and the limits and the filters must run in one process,
@@ -73,7 +73,7 @@ using namespace qmer::bench;
 using qmer::insert_result;
 using qmer::app::filter_kind;
 
-// How a loop over hashes prefetches (DESIGN.md: compute the next hashes' locations, prefetch,
+// How a loop over hashes prefetches (ARCHITECTURE.md: compute the next hashes' locations, prefetch,
 // then probe). grouped W: W hashes are computed and each prefetched as it comes, then the W are
 // processed (app/pipeline/kmer_batches.hpp at 60b804a, W = 16): the misses of a group overlap, but
 // the number in flight drains to 0 at the end of each group. rolling W: each hash is processed W

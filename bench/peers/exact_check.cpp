@@ -111,7 +111,7 @@ int code(char c) {
 }
 
 // Calls f(canonical) for every position that ends k consecutive A/C/G/T; anything else (N, IUPAC)
-// restarts the run, as DESIGN.md's k-mer contract says.
+// restarts the run, as ARCHITECTURE.md's k-mer contract says.
 template <typename F>
 void for_each_canonical(char const* s, size_t n, unsigned k, F&& f) {
     uint64_t const mask = (uint64_t{1} << (2 * k)) - 1;

@@ -1,8 +1,8 @@
 // The input floor of bench/peers/run.sh: decompress and parse FASTA/FASTQ records with the smallest
-// kseq.h loop over bgzf_read (what qmer's reader is built on, DESIGN.md "Dependencies"), doing
-// nothing else with them. A screening tool cannot be faster than this on the same file, so every
-// query time in the summary is also shown as a multiple of it. The loop parses with qmer's own
-// line reader (io/detail/kseq_reader.hpp: kseq.h's parser, memchr for line ends): with kseq.h's
+// kseq.h loop over bgzf_read (what qmer's reader is built on, ARCHITECTURE.md "Dependencies"),
+// doing nothing else with them. A screening tool cannot be faster than this on the same file, so
+// every query time in the summary is also shown as a multiple of it. The loop parses with qmer's
+// own line reader (io/detail/kseq_reader.hpp: kseq.h's parser, memchr for line ends): with kseq.h's
 // byte-at-a-time one, qmer's reader had become faster than its floor.
 //
 // Not a *_bench.cpp on purpose: run.sh compiles it with g++ against htslib, outside CMake, so the

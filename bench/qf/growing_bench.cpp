@@ -76,7 +76,8 @@ struct subject {
 };
 
 // --prefetch D: queries prefetch the key D positions ahead before probing (the pattern of qmer's
-// query stage, DESIGN.md "Performance rules"), so memory latency overlaps; 0 probes one by one.
+// query stage, ARCHITECTURE.md "Performance rules"), so memory latency overlaps; 0 probes one by
+// one.
 unsigned prefetch_distance = 0;
 
 // Probes keys key_at(0 .. n-1) and counts the hits, prefetching D ahead when asked.

@@ -2,8 +2,8 @@
 // The 2-status-bit quotient filter (Maier, Sanders, Williger, SEA 2020, section 2.1), SEQUENTIAL:
 // not safe to call from two threads at once, not even insert with contains (section 3.2 shows why
 // its concurrent form is impractical: a read lock must CAS two neighbouring slots that may sit in
-// different words). It breaks DESIGN.md's "safe from any number of threads" rule on purpose and is
-// not offered to app/; it lives in bench/ to be measured beside the 3-bit filter
+// different words). It breaks ARCHITECTURE.md's "safe from any number of threads" rule on purpose
+// and is not offered to app/; it lives in bench/ to be measured beside the 3-bit filter
 // (bench/qf/qf_bench.cpp) and is tested by tests/bench/qf/two_status_bit_test.cpp.
 //
 // Remainders are never zero, so an empty slot is told apart by its remainder alone and the

@@ -9,7 +9,7 @@
 // bits of the same word never lose each other's updates (that post's neighbouring-bit race) and no
 // operation ever waits for another: the bit set is wait-free, not only lock-free.
 //
-// Memory orders (DESIGN.md: acquire/release by default, each choice stated):
+// Memory orders (ARCHITECTURE.md: acquire/release by default, each choice stated):
 //   get()                  acquire load: a reader that sees a bit another thread set also sees
 //   every
 //                          write that thread made before setting it (e.g. data the bit publishes).

@@ -1,5 +1,5 @@
 #pragma once
-// The filter contract of DESIGN.md: every filter stores 64-bit hashes of canonical k-mers and
+// The filter contract of ARCHITECTURE.md: every filter stores 64-bit hashes of canonical k-mers and
 // offers
 //   insert(h)   -> inserted | already_present | full
 //   contains(h) -> bool, never false for an inserted h (no false negatives), from any thread

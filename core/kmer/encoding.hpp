@@ -1,8 +1,8 @@
 #pragma once
-// 2-bit nucleotide encoding (DESIGN.md, k-mer contract): A=0 C=1 G=2 T=3, lowercase as uppercase.
-// Every other byte (N, IUPAC codes, '-', '.', '*', digits, whitespace) is `invalid_base` and ends a
-// k-mer run; it is never turned into a base. U/u are invalid too: qmer indexes DNA, and reading U
-// as T would silently index RNA as if it were its DNA copy (convert RNA explicitly before
+// 2-bit nucleotide encoding (ARCHITECTURE.md, k-mer contract): A=0 C=1 G=2 T=3, lowercase as
+// uppercase. Every other byte (N, IUPAC codes, '-', '.', '*', digits, whitespace) is `invalid_base`
+// and ends a k-mer run; it is never turned into a base. U/u are invalid too: qmer indexes DNA, and
+// reading U as T would silently index RNA as if it were its DNA copy (convert RNA explicitly before
 // indexing).
 
 #include <array>

@@ -1,8 +1,8 @@
 #pragma once
-// The 64-bit hash of a canonical k-mer (DESIGN.md, hashing contract): XXH3 64-bit, seeded, over the
-// k-mer's 8-byte little-endian representation. The filters take this hash, never the k-mer; a
-// quotient filter level uses its top q + r bits as the fingerprint, so the top bits must be uniform
-// (tests/core/kmer/hash_test.cpp checks that, and pins known values).
+// The 64-bit hash of a canonical k-mer (ARCHITECTURE.md, hashing contract): XXH3 64-bit, seeded,
+// over the k-mer's 8-byte little-endian representation. The filters take this hash, never the
+// k-mer; a quotient filter level uses its top q + r bits as the fingerprint, so the top bits must
+// be uniform (tests/core/kmer/hash_test.cpp checks that, and pins known values).
 //
 // FIXED FOREVER: the hash of a given (canonical k-mer, seed) pair must never change. The index file
 // stores the seed, not the hashes' recipe; an index built with one function and queried with

@@ -1,5 +1,5 @@
 #pragma once
-// Rolling canonical k-mer scanner (DESIGN.md, k-mer contract).
+// Rolling canonical k-mer scanner (ARCHITECTURE.md, k-mer contract).
 //
 // A k-mer of length k (1 <= k <= 32) is packed into the low 2k bits of a uint64_t with the first
 // base in the most significant position: "ACG" = 00 01 10 = 6. This is the order SeqAn3's

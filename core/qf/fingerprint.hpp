@@ -11,9 +11,9 @@
 // false-positive rate stays n / M.
 //
 // Taking the high bits of the product (not the low bits of h) is what makes bounded growing work
-// (DESIGN.md; the SEA 2020 paper's section 3.3): doubling the table (2m slots, r - 1 remainder
-// bits) keeps M, hence each element's fingerprint and identity; the remainder's top bit moves into
-// the quotient.
+// (ARCHITECTURE.md; the SEA 2020 paper's section 3.3): doubling the table (2m slots, r - 1
+// remainder bits) keeps M, hence each element's fingerprint and identity; the remainder's top bit
+// moves into the quotient.
 
 #include <bit>
 #include <cstdint>

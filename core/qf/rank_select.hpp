@@ -1,10 +1,10 @@
 #pragma once
 // The rank-and-select query layout of a quotient filter table: what a finished level of the
 // default filter is stored as in the index file and queried as, straight from the file's bytes
-// (DESIGN.md, "Index file" and "Performance rules"). The design is that of the rank-and-select
-// quotient filter (Pandey, Bender, Johnson, Patro, "A General-Purpose Counting Filter: Making Every
-// Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of core/qf/fingerprint.hpp,
-// and with each block sized to one cache line.
+// (ARCHITECTURE.md, "Index file" and "Performance rules"). The design is that of the
+// rank-and-select quotient filter (Pandey, Bender, Johnson, Patro, "A General-Purpose Counting
+// Filter: Making Every Bit Count", SIGMOD 2017, section 3), with the fingerprint mapping of
+// core/qf/fingerprint.hpp, and with each block sized to one cache line.
 //
 // Why a second layout: the concurrent filters (core/qf/locally_locked.hpp, Algorithm 1 of Maier,
 // Sanders, Williger, SEA 2020) mark each slot with occupied/continuation/shifted bits, so a query

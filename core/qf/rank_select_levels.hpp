@@ -4,7 +4,7 @@
 // `qmer query` answers from for the default filter: no copy of the index, no lock, no CAS, and a
 // lookup cost that does not grow with the fill.
 //
-// Batched lookups (DESIGN.md, performance rules): prefetch(h) asks for every level's lines
+// Batched lookups (ARCHITECTURE.md, performance rules): prefetch(h) asks for every level's lines
 // before any level is probed, so an absent k-mer's misses on k levels overlap instead of adding
 // up (an index grown by --append or from stdin has several levels).
 //

@@ -1,9 +1,10 @@
 #pragma once
-// Packed slots for the quotient filter family (DESIGN.md "Concurrency rules"): slot_count slots of
-// slot_bits bits each (1..64), packed floor(64 / slot_bits) to a std::atomic<uint64_t> group. A
-// slot never straddles two groups, so one slot - and every slot of its group - is read with one
-// atomic load and changed with one CAS. Slot i of a group occupies bits [i * slot_bits, (i+1) *
-// slot_bits). The bits past slots_per_group * slot_bits in a group are unused and always zero.
+// Packed slots for the quotient filter family (ARCHITECTURE.md "Concurrency rules"): slot_count
+// slots of slot_bits bits each (1..64), packed floor(64 / slot_bits) to a std::atomic<uint64_t>
+// group. A slot never straddles two groups, so one slot - and every slot of its group - is read
+// with one atomic load and changed with one CAS. Slot i of a group occupies bits [i * slot_bits,
+// (i+1) * slot_bits). The bits past slots_per_group * slot_bits in a group are unused and always
+// zero.
 //
 // Thread safety: get/load_group/cas_group are safe from any number of threads. set_unsynchronized
 // is a relaxed read-modify-write of the group and is only for code with a single writer (the

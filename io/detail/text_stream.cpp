@@ -134,7 +134,7 @@ size_t text_stream::read_raw(char* buf, size_t n) noexcept {
 // well, so that an error recorded without a failing return still stops the input.
 // A BGZF file ends with an empty block (the EOF marker); cut at a block boundary, it inflates
 // cleanly and only the missing marker tells, so a missing marker counts as truncation (samtools
-// only warns, but a silently shortened reference or read set is what DESIGN.md rules out).
+// only warns, but a silently shortened reference or read set is what ARCHITECTURE.md rules out).
 void text_stream::note_raw_end() noexcept {
     raw_ended_ = true;
     if (fp_->errcode != 0) {

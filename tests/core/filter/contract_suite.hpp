@@ -1,5 +1,5 @@
 #pragma once
-// One typed suite that runs DESIGN.md's filter contract on every filter kind (SeqAn3's
+// One typed suite that runs ARCHITECTURE.md's filter contract on every filter kind (SeqAn3's
 // TYPED_TEST_SUITE pattern). A filter family instantiates it in its own test file:
 //
 //   template <> struct qmer::test::filter_maker<my_filter> {

@@ -6,9 +6,9 @@
 // value, so every k-mer is reported, none deduplicated. SeqAn3 allows k <= 64 / log2(4) = 32 for
 // dna4.
 //
-// Only N-free sequences: dna4 turns N into A (DESIGN.md), so SeqAn3 cannot be the oracle there; the
-// brute-force oracle in scanner_test.cpp covers non-bases. Lowercase is included: SeqAn3's dna4
-// assigns 'a' as 'A', as our encoding does.
+// Only N-free sequences: dna4 turns N into A (ARCHITECTURE.md), so SeqAn3 cannot be the oracle
+// there; the brute-force oracle in scanner_test.cpp covers non-bases. Lowercase is included:
+// SeqAn3's dna4 assigns 'a' as 'A', as our encoding does.
 
 #include <gtest/gtest.h>
 
