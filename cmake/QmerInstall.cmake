@@ -88,7 +88,9 @@ install(FILES ${PROJECT_BINARY_DIR}/copyright ${QMER_CHANGELOG}
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/workflows/
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         COMPONENT runtime
-        FILES_MATCHING PATTERN "Snakefile" PATTERN "config.yaml" PATTERN "README.md")
+        FILES_MATCHING PATTERN "Snakefile" PATTERN "config.yaml" PATTERN "README.md"
+        PATTERN "*.py" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
+                                   GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
 # Header-only, so the package is architecture-independent: share/cmake, not lib/cmake.
 set(QMER_CMAKE_DIR ${CMAKE_INSTALL_DATADIR}/cmake/qmer)

@@ -109,8 +109,10 @@ TEST_F(snakefile, runs_end_to_end_and_matches_a_direct_query) {
         EXPECT_EQ(row[7], json_number(json, "kmers")) << row[0];
         EXPECT_EQ(row[8], json_number(json, "hits")) << row[0];
     }
-    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/pairs.lambda/reads_1.fq.gz"));
-    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/unrelated.lambda/reads.fq.gz"));
+    // The reads the index did not match, one folder per sample.
+    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/pairs/reads_1.fq.gz"));
+    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/pairs/reads_2.fq.gz"));
+    EXPECT_TRUE(std::filesystem::exists(dir() / "out/clean/unrelated/reads.fq.gz"));
 
     // Nothing left to do on a second run.
     ASSERT_EQ(snakemake("--cores 2", log), 0) << log;
@@ -135,8 +137,8 @@ TEST_F(snakefile, config_keys_override_the_defaults_one_by_one) {
     EXPECT_NE(log.find(std::string(QMER_BINARY) + " index -t 1 "), std::string::npos) << log;
     EXPECT_NE(log.find(std::string(QMER_BINARY) + " query -t 1 "), std::string::npos) << log;
     // The keys not given keep the defaults: the example's references and both its samples.
-    for (char const* planned : {"out/index/lambda.qmer", "out/query/lambda_pairs.lambda.json",
-                                "out/query/unrelated.lambda.json"})
+    for (char const* planned :
+         {"out/index/lambda.qmer", "out/query/lambda_pairs.json", "out/query/unrelated.json"})
         EXPECT_NE(log.find(planned), std::string::npos) << planned << "\n" << log;
 
     // A config naming samples but no references does not borrow the example's references.
@@ -185,10 +187,10 @@ TEST_F(snakefile, broken_input_fails_its_rule_with_qmers_message) {
     write_config("  broken:\n    reads: broken.fq\n");
     std::string log;
     EXPECT_NE(snakemake("--cores 2", log), 0) << log;
-    std::string const rule_log = slurp(dir() / "out/logs/query/broken.lambda.log");
+    std::string const rule_log = slurp(dir() / "out/logs/query/broken.log");
     EXPECT_NE(rule_log.find("qmer: error:"), std::string::npos) << rule_log;
     EXPECT_NE(rule_log.find("broken.fq"), std::string::npos) << rule_log;
-    EXPECT_FALSE(std::filesystem::exists(dir() / "out/query/broken.lambda.tsv.gz"));
+    EXPECT_FALSE(std::filesystem::exists(dir() / "out/query/broken.tsv.gz"));
 }
 
 TEST_F(snakefile, multiqc_shows_the_categories_and_matched_fraction_of_each_sample) {
@@ -220,7 +222,7 @@ TEST_F(snakefile, multiqc_shows_the_categories_and_matched_fraction_of_each_samp
     ASSERT_EQ(general[0].size(), 2u);
     EXPECT_NE(general[0][1].find("qmer_matched_lambda"), std::string::npos) << general[0][1];
     for (std::string const sample : {"lambda_pairs", "unrelated"}) {
-        std::string const json = slurp(dir() / "out/query" / (sample + ".lambda.json"));
+        std::string const json = slurp(dir() / "out/query" / (sample + ".json"));
         long const pairs = std::stol(json_number(json, "pairs"));
         long const units = pairs ? pairs : std::stol(json_number(json, "reads"));
         long const matched = std::stol(json_number(json, "matched"));
