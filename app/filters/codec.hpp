@@ -5,8 +5,11 @@
 //
 // A codec, filter_codec<K>, is the one home of kind K: its CLI name and help phrase, its filter
 // type, whether it grows and whether `qmer index --append` reopens it, how it is sized, and how
-// `qmer info` names its saved parameters. app/filters/registry.hpp derives every list of kinds
-// from the codecs.
+// `qmer info` names its saved parameters. `qmer index` builds, reopens and appends every kind
+// through its codec: a kind with a build of its own has `build` and `append`, others are built and
+// appended by inserts (app/index/insert_build.hpp) into the filter `create` makes or `open`
+// reopens; a kind whose index a query reads in place has `open_in_place`. app/filters/registry.hpp
+// derives every list of kinds from the codecs.
 
 #include <algorithm>
 #include <cmath>
@@ -48,6 +51,8 @@ struct codec_base {
     using filter_type = F;
     static void save(F const& f, io::index_writer& w) { save_filter(f, w); }
     static std::unique_ptr<F> load(io::index_file const& index) { return load_filter<F>(index); }
+    // Reopened to append to (`qmer index --append`), for the kinds that append.
+    static std::unique_ptr<F> open(io::index_file const& index) { return load_filter<F>(index); }
     static std::vector<uint64_t> params(F const& f) {
         return header_params(filter_state<F>::arrays(f));
     }

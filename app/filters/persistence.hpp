@@ -102,10 +102,10 @@ struct filter_state<qf::locally_locked_filter> {
 // The expandable QF. Saved (index format 3): array 0 holds the stack's own parameters; array
 // 1 + j holds level j in the rank-and-select layout (core/qf/rank_select.hpp), params {q, r, total
 // slots, size, canonical slots, layout tag}, its blocks written straight from the concurrent table
-// as they are made. Queries read those blocks in place (rank_select_levels_of below). Loaded to
-// append to, each level is refilled into its concurrent table first; levels of formats 1 and 2
-// (the concurrent layout, 4 or 5 params) load as they always did. Each level's concurrent words are
-// checked against its geometry and status bits before the filter adopts them.
+// as they are made. Queries read those blocks in place (filter_codec<expandable>::open_in_place).
+// Loaded to append to, each level is refilled into its concurrent table first; levels of formats 1
+// and 2 (the concurrent layout, 4 or 5 params) load as they always did. Each level's concurrent
+// words are checked against its geometry and status bits before the filter adopts them.
 template <>
 struct filter_state<qf::expandable_filter> {
     static std::vector<filter_array> arrays(qf::expandable_filter const& f) {
@@ -193,39 +193,6 @@ struct written_first_level {
         for (auto const& a : arrays()) w.add_section(a.params, a.words);
     }
 };
-
-// The query-only form of an expandable filter saved in format 3: its levels read in place from the
-// mapped file (no copy, no table walk; qmer query). The stack's parameters and every level's
-// shape are checked; the words are not read here (a damaged word can only give a wrong answer,
-// never a hang or a crash, and the caller compares the file's checksum). Empty when the index
-// holds another filter or older levels. Throws index_error naming the file.
-inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_file const& index) {
-    auto const& sections = index.sections();
-    if (index.header().filter != "expandable" || sections.size() < 2) return std::nullopt;
-    using state = filter_state<qf::expandable_filter>;
-    if (!state::is_rank_select_level(sections[1].params)) return std::nullopt;
-    try {
-        auto const& stack = sections[0].params;
-        if (stack.size() != 9 || stack[0] != qf::expandable_filter::persistence_tag ||
-            stack[5] != sections.size() - 1)
-            throw std::invalid_argument("expandable filter: the first array is not its header");
-        std::vector<qf::rank_select_table> levels;
-        for (size_t j = 1; j < sections.size(); ++j)
-            levels.push_back(
-                state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
-        // Each level's window map, from its final size (a sized level's is its own).
-        auto const& hash = index.header().hash;
-        uint64_t const m0 = stack[8];
-        std::vector<qf::level_window_map> maps;
-        for (size_t j = 0; j < levels.size(); ++j)
-            maps.push_back(hash.level_windows().of(qf::expandable_filter::final_slots(
-                m0, static_cast<unsigned>(j), levels[j].capacity())));
-        return qf::rank_select_levels(std::move(levels), is_minimizer_local(hash.scheme),
-                                      std::move(maps));
-    } catch (std::invalid_argument const& e) {
-        throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
-    }
-}
 
 // The externally locked QF: (q, r, size) and its groups. Up to format 4 its slots held the status
 // bits in the other order (occupied in bit 0, shifted in bit 2); such files are converted to the

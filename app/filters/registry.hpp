@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -26,6 +27,7 @@
 #include "app/filters/kinds/linear_probing.hpp"
 #include "app/filters/kinds/locally_locked.hpp"
 #include "core/error.hpp"
+#include "core/qf/rank_select_levels.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
@@ -119,6 +121,23 @@ decltype(auto) visit_filter_kind(filter_kind k, Fn&& fn) {
         return table[i](fn);
     }
     (std::make_index_sequence<filter_kind_count>{});
+}
+
+// The index's levels read in place, for queries: from its kind's codec (open_in_place); empty
+// for a kind that has none, or an index of a layout that cannot be read in place. Throws
+// index_error naming the file when that layout is damaged.
+inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_file const& index) {
+    for (size_t i = 0; i < filter_kind_count; ++i)
+        if (filter_kind_names[i] == index.header().filter)
+            return visit_filter_kind(static_cast<filter_kind>(i),
+                                     [&](auto k) -> std::optional<qf::rank_select_levels> {
+                                         using codec = filter_codec<decltype(k)::value>;
+                                         if constexpr (requires { codec::open_in_place(index); })
+                                             return codec::open_in_place(index);
+                                         else
+                                             return std::nullopt;
+                                     });
+    return std::nullopt;
 }
 
 // `qmer info`'s names for the index's saved parameters, from its kind's codec; empty for a kind

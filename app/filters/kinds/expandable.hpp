@@ -3,16 +3,33 @@
 // Expandable AMQs on the Basis of Quotient Filters", SEA 2020, section 4) over locally locked
 // levels. It needs no size up front (--expected only sets the first level), keeps its FPR under
 // --fpr however much is inserted (Theorem 2), and can be reopened to append references.
+//
+// What an index of it stores is not the concurrent table but each level in the rank-and-select
+// layout (core/qf/rank_select.hpp; app/filters/persistence.hpp, filter_state<expandable_filter>):
+// a query reads those levels in place from the file (open_in_place), and `qmer index` writes its
+// first level straight in that layout from sorted fingerprints (build: the counted build,
+// app/index/counted_build.hpp), and appends by merging the new k-mers' fingerprints into the
+// top level (append: app/index/merge_append.hpp). The concurrent table is made only to insert
+// k-mer by k-mer: where the sorted build does not fit the memory limit, to append to an index of
+// the older layout or with cascading inserts, or when the references cannot be counted first.
 
 #include <algorithm>
 #include <bit>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app/filters/codec.hpp"
 #include "core/qf/expandable.hpp"
+#include "core/qf/rank_select_levels.hpp"
+#include "io/index_file.hpp"
 
 namespace qmer::app {
+
+struct index_build;  // app/index/index_build.hpp
 
 template <>
 struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter> {
@@ -22,6 +39,58 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
 
     static std::unique_ptr<filter_type> create(filter_plan const& plan) {
         return std::make_unique<filter_type>(options(plan));
+    }
+
+    // Built by the counted build, appended by the merge append where it can (else reopened and
+    // inserted into, as every kind is): app/index/expandable_build.cpp.
+    static void build(index_build& b);
+    // True if the references were appended (the index written); false: nothing was written.
+    static bool append(index_build& b, io::index_file const& existing);
+
+    // Reopened to append to: its levels read hashes as the index's hash scheme says.
+    static std::unique_ptr<filter_type> open(io::index_file const& index) {
+        auto f = load(index);
+        f->set_level_windows(index.header().hash.level_windows());
+        return f;
+    }
+
+    // A first level it did not count starts at 1/8 of --expected: the least memory it takes up
+    // front (`least`: that of a filter sized for all of them).
+    static double least_bytes_at_start(filter_plan const& plan, double least) {
+        return plan.expected_measured ? least : least / 8;
+    }
+
+    // The query-only form of an index in the rank-select layout (format 3): its levels read in
+    // place from the mapped file (no copy, no table walk; qmer query). The stack's parameters and
+    // every level's shape are checked; the words are not read here (a damaged word can only give
+    // a wrong answer, never a hang or a crash, and the caller compares the file's checksum). Empty
+    // for older levels. Throws index_error naming the file.
+    static std::optional<qf::rank_select_levels> open_in_place(io::index_file const& index) {
+        auto const& sections = index.sections();
+        if (sections.size() < 2) return std::nullopt;
+        using state = filter_state<qf::expandable_filter>;
+        if (!state::is_rank_select_level(sections[1].params)) return std::nullopt;
+        try {
+            auto const& stack = sections[0].params;
+            if (stack.size() != 9 || stack[0] != qf::expandable_filter::persistence_tag ||
+                stack[5] != sections.size() - 1)
+                throw std::invalid_argument("expandable filter: the first array is not its header");
+            std::vector<qf::rank_select_table> levels;
+            for (size_t j = 1; j < sections.size(); ++j)
+                levels.push_back(
+                    state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
+            // Each level's window map, from its final size (a sized level's is its own).
+            auto const& hash = index.header().hash;
+            uint64_t const m0 = stack[8];
+            std::vector<qf::level_window_map> maps;
+            for (size_t j = 0; j < levels.size(); ++j)
+                maps.push_back(hash.level_windows().of(qf::expandable_filter::final_slots(
+                    m0, static_cast<unsigned>(j), levels[j].capacity())));
+            return qf::rank_select_levels(std::move(levels), is_minimizer_local(hash.scheme),
+                                          std::move(maps));
+        } catch (std::invalid_argument const& e) {
+            throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
+        }
     }
 
     // The filter's options for a plan (also what qmer index's sorted build plans a counted first
