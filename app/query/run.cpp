@@ -22,6 +22,7 @@
 
 #include "app/common/batch_pool.hpp"
 #include "app/common/interrupt.hpp"
+#include "app/common/memory_limit.hpp"
 #include "app/common/progress.hpp"
 #include "app/common/threads.hpp"
 #include "app/filters/registry.hpp"
@@ -36,6 +37,7 @@
 #include "io/chunked_paired_reader.hpp"
 #include "io/chunked_reader.hpp"
 #include "io/index_file.hpp"
+#include "io/index_use.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
 #include "io/same_file.hpp"
@@ -221,6 +223,8 @@ struct query_index {
     // --mmap of a format-3 index: its checksum, summed on a thread of its own while the reads are
     // answered; a mismatch refuses every output before it is made final.
     std::future<void> checksum;
+    // Held while a private copy answers: other queries of the file then share its mapping.
+    std::optional<io::index_exclusive_use> exclusive_use;
 
     index_description describe() const {
         auto const& h = file.header();
@@ -272,6 +276,34 @@ std::unique_ptr<index_lookup> rank_select_lookup(qf::rank_select_levels&& levels
     return with(qf::rank_select::broadword_select{});
 }
 
+// Whether the default filter's index may be read into private memory (the faster lookups) rather
+// than answered from the shared mapping: not when another query holds the index now
+// (io/index_use.hpp), nor when the copy would not fit the memory this process can still take (the
+// kernel's MemAvailable and its cgroups' room; a copy that does not fit would end in swap or the
+// OOM killer, as six queries of one 4 GiB index on a 23 GiB node did). Says so on stderr when it
+// maps instead. A query that copies holds the index's exclusive use until it ends.
+bool private_copy_fits(query_index& q, bool quiet) {
+    std::string const& path = q.file.path();
+    auto use = io::index_exclusive_use::try_take(path);
+    char const* why = nullptr;
+    uint64_t const need = q.file.file_bytes() + (uint64_t{64} << 20);
+    uint64_t const free = free_memory_bytes();
+    if (!use)
+        why = "another qmer is answering from it";
+    else if (need > free)
+        why = "a private copy would not fit the memory left";
+    if (why) {
+        if (!quiet)
+            std::fprintf(stderr,
+                         "qmer: note: '%s' answered from the shared mapping, as with --mmap: %s "
+                         "(%s free)\n",
+                         path.c_str(), why, human_bytes(static_cast<double>(free)).c_str());
+        return false;
+    }
+    q.exclusive_use = std::move(use);
+    return true;
+}
+
 // Loads an opened index for querying. The default filter in format 3 is answered in place from
 // the file's bytes, mapped (--mmap: the first read is answered at once, and only the pages
 // lookups touch are read) or read into huge pages (the default: no TLB miss per lookup); a damaged
@@ -291,7 +323,8 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
         throw;
     }
     if (levels) {
-        if (o.mmap) {
+        bool const mapped = o.mmap || !private_copy_fits(*q, o.quiet);
+        if (mapped) {
             q->checksum = std::async(std::launch::async, [&file] { file.check_checksum(); });
         } else {
             // The same file again, read into huge pages (io::index_memory): at most one copy

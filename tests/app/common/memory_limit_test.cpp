@@ -54,3 +54,18 @@ TEST(memory_limit, a_given_size_is_the_limit_and_the_default_a_share_of_the_mach
 }
 
 }  // namespace
+
+namespace {
+
+// What the machine can still give is some of what it has, and what a limit allows at all.
+TEST(memory_room, free_memory_is_within_the_memory_available) {
+    uint64_t const total = qmer::app::available_memory_bytes();
+    uint64_t const free = qmer::app::free_memory_bytes();
+    EXPECT_GT(free, 0u);
+    EXPECT_LE(free, total);
+    // The default build limit is a share of what is available, whatever is free now.
+    EXPECT_EQ(memory_limit(""),
+              static_cast<uint64_t>(static_cast<double>(total) * qmer::app::default_memory_share));
+}
+
+}  // namespace
