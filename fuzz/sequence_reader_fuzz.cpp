@@ -1,8 +1,9 @@
 // Fuzz target: io::sequence_reader over arbitrary file contents.
 //
 // The input is a file's bytes (plain, gzip, BGZF, zstd, xz or bzip2; FASTA, FASTQ, SAM/BAM/CRAM,
-// GenBank, EMBL or garbage). Allowed outcomes: every record read, or qmer::input_error. Anything else is a bug and
-// aborts: a sanitizer report, another exception type, a hang (libFuzzer's -timeout).
+// GenBank, EMBL or garbage). Allowed outcomes: every record read, or qmer::input_error. Anything
+// else is a bug and aborts: a sanitizer report, another exception type, a hang (libFuzzer's
+// -timeout).
 //
 // Oracles beyond "no crash":
 //   - the reader is run twice, once in batches of a tiny byte budget (many batch boundaries) and

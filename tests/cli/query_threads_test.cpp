@@ -44,10 +44,9 @@ class query_threads : public cli_test {
                                     std::vector<std::string> const& extra = {}) {
         std::string tsv, unmatched, matched, summary;
         for (char const* threads : {"1", "2", "3", "8"}) {
-            std::vector<std::string> args = {"query",        "-t",          threads,
-                                             "-o",           "out.tsv",     "--summary",
-                                             "summary.json", "--unmatched", "unmatched",
-                                             "--matched",    "matched"};
+            std::vector<std::string> args = {
+                "query",        "-t",          threads,     "-o",        "out.tsv", "--summary",
+                "summary.json", "--unmatched", "unmatched", "--matched", "matched"};
             args.insert(args.end(), extra.begin(), extra.end());
             args.push_back("lambda.qmer");
             args.insert(args.end(), reads.begin(), reads.end());
