@@ -31,7 +31,10 @@ std::string human_count(double value, char const* unit) {
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, p == 0 ? "%.0f %s%s" : "%.2f %s%s", value, prefixes[p], unit);
-    return buf;
+    std::string out = buf;
+    // A count with neither prefix nor unit ("999") ends at its number: the caller adds the space.
+    if (out.back() == ' ') out.pop_back();
+    return out;
 }
 
 std::string human_bytes(double bytes) {

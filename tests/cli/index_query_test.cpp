@@ -856,7 +856,7 @@ TEST_F(index_query, a_tandem_repeat_of_few_minimizers_is_counted_in_full) {
     ASSERT_EQ(qmer({"index", "-o", "small.qmer", "small.fa"}).exit_code, 0);
     auto const large = qmer({"index", "-t", "2", "-o", "large.qmer", "large.fa"});
     ASSERT_EQ(large.exit_code, 0) << large.err;
-    EXPECT_NE(large.err.find("2.00 M k-mers, 9  distinct"), std::string::npos) << large.err;
+    EXPECT_NE(large.err.find("2.00 M k-mers, 9 distinct"), std::string::npos) << large.err;
     std::string const words = filter_words("small.qmer", 1024);  // of ~2.5 KB
     ASSERT_FALSE(words.empty());
     EXPECT_TRUE(filter_words("large.qmer", 1024) == words);
