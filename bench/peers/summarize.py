@@ -1,24 +1,30 @@
 #!/usr/bin/python3
 """Turns bench/peers/run.sh's runs.csv, verdict.csv and meta.txt into summary.md and summary.png.
 
-usage: /usr/bin/python3 bench/peers/summarize.py RESULTS_DIR
+usage: /usr/bin/python3 bench/peers/summarize.py [--claims-only] RESULTS_DIR
+
+Also writes claims.tsv, the run's rows of doc/performance.md (bench/performance_page.py);
+--claims-only writes that alone, leaving a stored run's summary and plot as they are.
 
 Every figure is a median over the repetitions of one run; every comparison is a ratio between
 tools measured in that same run (interleaved), never against numbers from another day.
 """
 import csv
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-import matplotlib
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from performance_page import repo_link, write_claims  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = Path(sys.argv[1])
+args = [a for a in sys.argv[1:] if a != "--claims-only"]
+if len(args) != 1:
+    sys.exit(__doc__)
+claims_only = len(args) < len(sys.argv) - 1
+out = Path(args[0])
 meta = dict(line.rstrip("\n").split("=", 1) for line in open(out / "meta.txt") if "=" in line)
 rows = list(csv.DictReader(open(out / "runs.csv")))
 verdict = list(csv.DictReader(open(out / "verdict.csv")))
@@ -247,9 +253,82 @@ if qs and distinct:
                  f"{'met' if bits <= 16 else 'missed'}.")
 md += goals
 md.append("\n![summary](summary.png)\n")
+
+
+# ---- the run's claims for doc/performance.md
+def best_rate(tool, readset):
+    """reads/s of tool's faster uncompressed input (bgzf or plain), as the goals above take it."""
+    rates = [med(tool, "query", readset, f, "reads") / w for f in ("bgzf", "plain")
+             for w in [med(tool, "query", readset, f, "wall_s")] if w]
+    return max(rates) if rates else None
+
+
+def bbduk_rate(readset):
+    return med("bbduk", "query", readset, "gz", "reads") / med("bbduk", "query", readset, "gz", "core_s")
+
+
+def rate_of(tool, readset, f):
+    return med(tool, "query", readset, f, "reads") / med(tool, "query", readset, f, "wall_s")
+
+
+def mib(x):
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def verdict_text(v):
+    """What exact_check found on the big reference's reads."""
+    pos = next(r for r in v if r["reference"] == "big" and r["readset"] == "pos")
+    neg = next(r for r in v if r["reference"] == "big" and r["readset"] == "neg")
+    kmers_bad = sum(int(r["kmers_mismatch"]) for r in v)
+    hits_bad = sum(int(r["hits_below_exact"]) for r in v)
+    called = int(pos["qmer_called"]) / int(pos["reads"])
+    extra = 1e6 * int(neg["qmer_called_not_exact_t"]) / int(neg["reads"])
+    return "; ".join([
+        ("every read's `kmers` exact" if kmers_bad == 0 else f"`kmers` not exact in {kmers_bad} reads")
+        + (" and `hits` never below" if hits_bad == 0 else f", `hits` below the exact count in {hits_bad}"),
+        ("100%" if called == 1 else f"{100 * called:.3f}%") + " of reads from the reference called",
+        f"unrelated reads {extra:.0f} per million more than an exact set under the same threshold"])
+
+
+commit = re.search(r"git HEAD at start (\w+)", meta["qmer"]).group(1)
+fact = {"section": "peers", "machine": meta["cpu"], "cores": meta["cores"], "commit": commit,
+        "date": meta["date"][:10], "how": "`bench/peers/run.sh`", "link": repo_link(out / "summary.md")}
+qb_rss = med("qmer", "build", "-", "fasta", "rss_mib")
+kmc_size = med("kmc", "build", "-", "fasta", "index_bytes")
+mix_bb = bbduk_rate("mix")
+claims = [
+    {**fact, "key": "peers.build",
+     "claim": f"index build, {int(meta['big_bases']) / 1e6:.1f} Mbp bacterial panel "
+              f"({distinct / 1e6:.1f} M distinct 31-mers)",
+     "figure": f"qmer {qb:.2f} s, {qb_rss:.0f} MiB peak, {mib(qs / 2**20)} MiB index "
+               f"({qs * 8 / distinct:.1f} bits/k-mer); KMC {kmc_wall:.2f} s, {mib(kmc_rss)} MiB, "
+               f"{mib(kmc_size / 2**20)} MiB: **{qb / kmc_wall:.2f}x KMC's time**"},
+    {**fact, "key": "peers.mixed_reads",
+     "claim": f"mixed reads (2/3 from the panel), {int(meta['reads_per_set']) / 1e6:g} M ART 150 bp, "
+              "plain FASTQ",
+     "figure": f"default {rate_of('qmer', 'mix', 'plain') / 1e3:.0f} k reads/s = "
+               f"**{rate_of('qmer', 'mix', 'plain') / mix_bb:.2f}x BBDuk**'s processing rate; `--quick` "
+               f"{rate_of('qmer-quick', 'mix', 'plain') / 1e3:.0f} k = "
+               f"**{rate_of('qmer-quick', 'mix', 'plain') / mix_bb:.2f}x**; gzip: "
+               f"{rate_of('qmer', 'mix', 'gz') / mix_bb:.2f}x and {rate_of('qmer-quick', 'mix', 'gz') / mix_bb:.2f}x"},
+    {**fact, "key": "peers.pos_neg_reads", "claim": "reads from the panel / unrelated reads, plain or bgzf",
+     "figure": f"default {best_rate('qmer', 'pos') / bbduk_rate('pos'):.2f}x / "
+               f"{best_rate('qmer', 'neg') / bbduk_rate('neg'):.2f}x BBDuk; `--quick` "
+               f"{best_rate('qmer-quick', 'pos') / bbduk_rate('pos'):.2f}x on reads from the panel"},
+    {**fact, "key": "peers.accuracy", "claim": "accuracy against an exact 31-mer set",
+     "figure": verdict_text(verdict), "how": "`bench/peers/exact_check.cpp`"},
+]
+write_claims(out / "claims.tsv", claims)
+if claims_only:
+    sys.exit(0)
 (out / "summary.md").write_text("\n".join(md) + "\n")
 
 # ---- plot
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
 fig, axes = plt.subplots(1, len(readsets) + 1, figsize=(5.7 * (len(readsets) + 1), 5.5))
 titles = {"pos": "positives", "neg": "negatives", "mix": "mixed (2/3 pos, 1/3 neg)"}
 for ax, readset in zip(axes[:-1], readsets):

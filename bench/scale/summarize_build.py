@@ -2,13 +2,15 @@
 """bench/scale: summary.md and build.png from a build benchmark's results folder (build.sh).
 
 usage: summarize_build.py RESULTS_DIR          (build.sh calls it; run it again to rebuild them)
+       summarize_build.py --claims-only RESULTS_DIR   (claims.tsv alone, below)
        summarize_build.py --same-index A B     (prints 1 when two qmer indexes hold the same
                                                 filter, 0 when not; build.sh's check)
 
 Per reference kind and tool (qmer without a limit, KMC, Jellyfish): the medians over the rounds of
 wall, CPU (user + sys), peak RSS and output size; the issue's ratios; and qmer at each --max-memory
 limit: the largest peak RSS over the rounds against the limit, and whether every round's index
-equals round 1's unlimited one.
+equals round 1's unlimited one. Beside summary.md, claims.tsv: the run's row of
+doc/performance.md (bench/performance_page.py).
 """
 import csv
 import mmap
@@ -18,6 +20,9 @@ import sys
 from pathlib import Path
 
 from summarize_common import bp, num
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from performance_page import repo_link, write_claims  # noqa: E402
 
 GOAL_WALL_VS_KMC = 0.5  # qmer wall / KMC wall, at most
 GOAL_RSS_VS_KMC = 1.0  # qmer peak RSS / KMC peak RSS, below
@@ -110,13 +115,44 @@ def met(ok):
     return "-" if ok is None else ("**met**" if ok else "**missed**")
 
 
-def summarize(out):
+def read_run(out):
     rows = list(csv.DictReader(open(out / "build.csv")))
     meta = {}
     for line in open(out / "meta.txt"):
         if "=" in line:
             k, v = line.rstrip("\n").split("=", 1)
             meta[k] = v
+    return rows, meta
+
+
+def unlimited(rows, kind, tool):
+    """The runs of tool on kind without a memory limit that succeeded."""
+    return [r for r in rows if r["kind"] == kind and r["tool"] == tool and r["limit_x"] == "NA"
+            and r["exit"] == "0"]
+
+
+def write_run_claims(out):
+    """claims.tsv: the random reference's build against KMC, the one row of doc/performance.md
+    this benchmark makes (the repetitive reference is in summary.md only); none when the run has
+    no successful qmer and KMC build of it."""
+    rows, meta = read_run(out)
+    q, k = unlimited(rows, "random", "qmer"), unlimited(rows, "random", "kmc")
+    claims = []
+    if q and k:
+        wall_q, wall_k = median(q, lambda r: num(r["wall_s"])), median(k, lambda r: num(r["wall_s"]))
+        rss_q, index_q = median(q, lambda r: num(r["max_rss_bytes"])), median(q, lambda r: num(r["output_bytes"]))
+        claims.append({
+            "key": "scale.build_random", "section": "peers",
+            "claim": f"{bp(q[0]['size_bp'])} random reference, {meta['threads']} threads",
+            "figure": f"qmer {sec(wall_q)}, {gib(rss_q)} peak ({rss_q / index_q:.2f}x its {gib(index_q)} "
+                      f"index); KMC {sec(wall_k)}: **{wall_q / wall_k:.2f}x KMC's time**",
+            "machine": meta["cpu"], "cores": meta["host_nproc"], "commit": meta["git_head"],
+            "date": meta["date"][:10], "how": "`bench/scale/build.sh`", "link": repo_link(out / "summary.md")})
+    write_claims(out / "claims.tsv", claims)
+
+
+def summarize(out):
+    rows, meta = read_run(out)
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     size = int(rows[0]["size_bp"]) if rows else int(meta.get("size", 0))
     wall = lambda r: num(r["wall_s"])  # noqa: E731
@@ -233,6 +269,7 @@ def summarize(out):
     text = "\n".join(md) + "\n"
     (out / "summary.md").write_text(text)
     print(text)
+    write_run_claims(out)
     plot(out, rows, kinds, per, size, meta)
 
 
@@ -297,6 +334,8 @@ def main():
         print(1 if same_index(sys.argv[2], sys.argv[3]) else 0)
     elif len(sys.argv) == 2 and not sys.argv[1].startswith("-"):
         summarize(Path(sys.argv[1]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--claims-only":
+        write_run_claims(Path(sys.argv[2]))
     else:
         sys.exit(__doc__)
 

@@ -14,10 +14,19 @@ usage: model.py model.csv [--chunk-share F]
   --chunk-share F  the share of today's reader time that stays serial once plain FASTQ/FASTA is
                    cut into chunks serially and parsed in parallel (issue 40, item 3); default:
                    the value in model.csv (row reader_split,chunk_share) or none.
+
+Prints the tables (model.sh keeps them as model.md) and, unless --chunk-share asks what-if, writes
+claims.tsv beside model.csv: the model's rows of doc/performance.md (bench/performance_page.py),
+the machine from meta.txt in the same folder.
 """
 
 import csv
+import re
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from performance_page import repo_link, write_claims  # noqa: E402
 
 THREADS = (1, 2, 8, 16, 64)
 
@@ -43,6 +52,7 @@ def pipelined(phases, t):
 
 
 def table(title, phases, note=""):
+    """The Markdown of one command's prediction, and its speed-up at each of THREADS."""
     one = pipelined(phases, 1)
     out = [f"### {title}", ""]
     if note:
@@ -57,7 +67,58 @@ def table(title, phases, note=""):
         out.append(f"| {t} | {sec:.3f} | {one / sec:.2f}x | {100 * serial / sec:.0f}% |")
     serial = sum(s for _, s, _ in phases)
     out += ["", f"Ceiling (infinite threads): {one / serial:.1f}x." if serial > 0 else "", ""]
-    return out
+    return out, {t: one / pipelined(phases, t) for t in THREADS}
+
+
+def read_meta(path):
+    """meta.txt's key=value pairs; a line of several space-separated pairs gives each."""
+    meta = {}
+    for line in path.read_text().splitlines():
+        tokens = line.split()
+        pairs = tokens if tokens and all("=" in t for t in tokens) else [line]
+        for pair in pairs:
+            if "=" in pair:
+                k, v = pair.split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def times(x):
+    """A predicted speed-up: whole numbers from 15x, where the model's upper bound is no finer."""
+    return f"{x:.0f}x" if x >= 15 else f"{x:.1f}x"
+
+
+def write_model_claims(csv_path, predicted, capacities):
+    """claims.tsv beside model.csv: the predicted speed-ups at 8, 16 and 64 threads (each query
+    with the reader qmer has now, chunked where the model has the chunked reader's share) and the
+    one-thread capacities they come from."""
+    folder = Path(csv_path).resolve().parent
+    meta = read_meta(folder / "meta.txt")
+    date = meta.get("date", "")[:10] or re.search(r"\d{4}-\d{2}-\d{2}", folder.name).group(0)
+    fact = {"section": "threads", "machine": meta["cpu"], "cores": meta["nproc"],
+            "commit": meta["commit"], "date": date, "link": repo_link(folder / "model.md")}
+    size = f"{int(meta['size']) / 1e6:g} Mbp"
+    parts = []
+    for label, key in (("query plain", "default"), ("BGZF", "default_bgzf"),
+                       ("`--quick`", "quick"), ("gzip", "default_gzip"), (f"`qmer index` {size}", "index")):
+        if key in predicted:
+            parts.append(f"{label} " + " / ".join(times(predicted[key][t]) for t in (8, 16, 64)))
+    claims = [{**fact, "key": "model.predicted",
+               "claim": "predicted speed-up at 8 / 16 / 64 threads (model from one-thread capacities)",
+               "figure": "; ".join(parts), "how": "`bench/scaling/model.sh`"}]
+    c = capacities
+    if any(v is None for v in c.values()):  # a run without reader_bench or perf: no such row
+        write_claims(folder / "claims.tsv", claims)
+        return
+    claims.append({
+        **fact, "key": "model.capacities", "claim": "one-thread capacities",
+        "figure": f"serial reader {c['serial_reader'] / 1e9:.1f} GB/s of FASTQ; chunk cutting "
+                  f"{c['chunk_cut'] / 1e9:.1f} GB/s; chunk parsing {c['chunk_parse'] / 1e9:.1f} GB/s per "
+                  f"thread; gzip inflate+parse {c['gzip'] / 1e9:.2f} GB/s; `qmer index` {size} "
+                  f"{c['index']:.2f} s, of which the serial writer {c['writer']:.2f} s and the "
+                  f"index's last write {c['index_write']:.2f} s",
+        "how": "`bench/io/reader_bench`, `bench/peers/kseq_floor.cpp`, `qmer index --timings` via `model.sh`"})
+    write_claims(folder / "claims.tsv", claims)
 
 
 def main():
@@ -65,8 +126,10 @@ def main():
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     rows = read_rows(sys.argv[1])
+    predicted = {}  # case -> {threads: speed-up}, with the reader qmer has now
     chunk_share = None
-    if "--chunk-share" in sys.argv:
+    what_if = "--chunk-share" in sys.argv
+    if what_if:
         chunk_share = float(sys.argv[sys.argv.index("--chunk-share") + 1])
     elif value(rows, "reader_split", "chunk_share") is not None:
         chunk_share = value(rows, "reader_split", "chunk_share")
@@ -124,15 +187,17 @@ def main():
             extra = [("inflating BGZF blocks (htslib threads)", 0.0, max(0.0, floor_bgzf - kseq_plain))]
         rest = total - serial - sum(p for _, _, p in extra) - sum(s + p for _, s, p in load)
         phases = load + [("reading (serial)", serial, 0.0)] + extra + [("lookups", 0.0, max(0.0, rest))]
-        out += table(f"{label}: today", phases,
-                     f"One thread: {total:.2f} s, of which the reader {serial:.2f} s "
-                     f"({100 * serial / total:.0f}%).")
+        lines, predicted[case] = table(f"{label}: today", phases,
+                                       f"One thread: {total:.2f} s, of which the reader {serial:.2f} s "
+                                       f"({100 * serial / total:.0f}%).")
+        out += lines
         if chunk_share is not None and case != "default_gzip":
             s = serial * chunk_share
             phases = load + [("cutting chunks (serial)", s, 0.0),
                              ("parsing chunks", 0.0, serial - s)] + extra + [("lookups", 0.0, max(0.0, rest))]
-            out += table(f"{label}: chunks parsed in parallel", phases,
-                         f"The serial stage keeps {100 * chunk_share:.0f}% of the reader's time.")
+            lines, predicted[case] = table(f"{label}: chunks parsed in parallel", phases,
+                                           f"The serial stage keeps {100 * chunk_share:.0f}% of the reader's time.")
+            out += lines
 
     # Index: phases from --timings; the reading of the reference is serial within 'reading
     # k-mers', the writer within 'filling the table', the index file's write is serial.
@@ -155,7 +220,8 @@ def main():
                 f"({floor_ref or 0:.3f} s, kseq_floor), the writer "
                 f"({100 * (writer_share or 0):.1f}% of the build's perf samples), the index "
                 "file's write and the set-up.")
-        out += table("qmer index", phases, note)
+        lines, predicted["index"] = table("qmer index", phases, note)
+        out += lines
 
     qf = {r["case"]: float(r["seconds"]) for r in rows.get("qf", [])}
     if "locally_locked" in qf and "externally_locked" in qf:
@@ -171,6 +237,14 @@ def main():
                 f"({16 * ll * 2 * 64 / 1e3:.1f} GB/s of random lines at ~2 lines an insert), "
                 f"{64 * ll:.0f} at 64.", ""]
     print("\n".join(out))
+    if not what_if:
+        capacities = {"serial_reader": serial_reader, "chunk_cut": rate.get("chunk_cut"),
+                      "chunk_parse": rate.get("chunk_parse"),
+                      "gzip": bytes_plain / floor_gzip if bytes_plain and floor_gzip else None,
+                      "index": total_index,
+                      "writer": writer_share * total_index if writer_share and total_index else None,
+                      "index_write": dict(phases_raw).get("writing the index")}
+        write_model_claims(sys.argv[1], predicted, capacities)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,7 @@ best() {  # best of $reps: best NAME CMD...
 
 uptime >"$out/load_before.txt"
 {
+    echo "date=$(date -u '+%F %T %Z')"
     echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
     echo "nproc=$(nproc)"
     echo "commit=$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo +dirty)"

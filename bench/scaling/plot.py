@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Turns bench/scaling/run.sh's results into summary.md and speedup.png.
 
-usage: /usr/bin/python3 bench/scaling/plot.py RESULTS_DIR
+usage: /usr/bin/python3 bench/scaling/plot.py [--claims-only] RESULTS_DIR
 
 Reads speedup.csv, runs.csv, meta.txt and (unless run.sh had --skip-qf) qf_threads.csv. The
 speed-up of a qmer or KMC case is wall(1 thread) / wall(T), each the best of the repetitions; that
 of a quotient filter's inserts is rate(T) / rate(1) from qf_qf_bench's insert_mops. summary.md is
-always written; speedup.png only when matplotlib is importable (Debian: python3-matplotlib).
+always written; speedup.png only when matplotlib is importable (Debian: python3-matplotlib); and
+claims.tsv, the run's rows of doc/performance.md (bench/performance_page.py). --claims-only writes
+claims.tsv alone, leaving a stored run's summary and plot as they are.
 """
 import csv
 import math
@@ -14,9 +16,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-out = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from performance_page import repo_link, write_claims  # noqa: E402
+
+args = [a for a in sys.argv[1:] if a != "--claims-only"]
+claims_only = len(args) < len(sys.argv) - 1
+out = Path(args[0]) if len(args) == 1 else None
 if out is None or not out.is_dir():
-    sys.exit("usage: plot.py RESULTS_DIR")
+    sys.exit("usage: plot.py [--claims-only] RESULTS_DIR")
 
 CASE_LABELS = {
     "qmer-index": "qmer index",
@@ -87,6 +94,64 @@ def qf_speedups(name):
 def fmt(v, spec):
     return "NA" if v is None else format(v, spec)
 
+
+# ---------------------------------------------------------------- claims.tsv
+def run_claims():
+    """The rows of doc/performance.md this run makes, each at the highest thread count against
+    one thread; a row whose figures the run lacks (--skip-kmc, --skip-qf, no 1 thread) is left
+    out, and the page then refuses to replace the current run's claims with these."""
+    ts = sorted({t for rows in cases.values() for t, *_ in rows})
+    if not ts or ts[0] != 1 or len(ts) < 2:
+        return []
+    top = ts[-1]
+    speedup = {case: {t: s for t, _, s, _ in rows} for case, rows in cases.items()}
+    wall = {case: {t: w for t, w, _, _ in rows} for case, rows in cases.items()}
+
+    def x(case):
+        return f"{speedup[case][top]:.2f}x"
+
+    size = f'{int(meta["size_bp"]) / 1e6:g} Mbp'
+    fact = {"section": "threads", "machine": meta["cpu"], "cores": meta["nproc"],
+            "commit": meta["git_commit"][:7], "date": meta["date"][:10],
+            "how": "`bench/scaling/run.sh`", "link": repo_link(out / "summary.md")}
+    step = "a second thread" if top == 2 else f"1 to {top} threads"
+    claims = []
+    query = ("qmer-index", "qmer-query-plain", "qmer-query-bgzf", "qmer-query-quick")
+    if all(top in speedup.get(c, {}) for c in query):
+        same_index = meta.get("index_identical_across_threads", "").startswith("yes")
+        same_tsv = meta.get("query_tsv_identical_across_threads", "").startswith("yes")
+        threads = " and ".join(str(t) for t in ts)
+        checks = (f"indexes and TSV identical at -t {threads}" if same_index and same_tsv else
+                  f"indexes identical across threads: {'yes' if same_index else '**no**'}, "
+                  f"TSV: {'yes' if same_tsv else '**no**'}")
+        kmc = f" (KMC {x('kmc-count')})" if top in speedup.get("kmc-count", {}) else ""
+        claims.append({**fact, "key": "scaling.second_thread",
+                       "claim": f"speed-up from {step}, {size} reference, "
+                                f"{int(meta['reads'].split()[0]) / 1e6:g} M reads",
+                       "figure": f"`qmer index` {x('qmer-index')}{kmc}; `qmer query` plain "
+                                 f"{x('qmer-query-plain')}, BGZF {x('qmer-query-bgzf')}, `--quick` "
+                                 f"{x('qmer-query-quick')}; {checks}"})
+    if top in wall.get("qmer-index", {}) and top in wall.get("kmc-count", {}):
+        q, k = wall["qmer-index"][top], wall["kmc-count"][top]
+        claims.append({**fact, "key": "scaling.index_vs_kmc",
+                       "claim": f"`qmer index` against KMC, {size}, {top} threads",
+                       "figure": f"{q:.2f} s against {k:.2f} s ({q / k:.2f}x)"})
+    ll, el = qf_insert.get("locally_locked", {}), qf_insert.get("externally_locked", {})
+    if top in ll and 1 in ll and top in el and 1 in el:
+        claims.append({**fact, "key": "scaling.qf_inserts",
+                       "claim": f"locally locked inserts, 2^{meta['qf_slots_log2']} slots, "
+                                f"{100 * float(meta['qf_fill']):.0f}% fill, 1 -> {top} threads",
+                       "figure": f"{ll[1]:.1f} -> {ll[top]:.1f} Mops/s ({ll[top] / ll[1]:.2f}x); "
+                                 f"externally locked {el[1]:.1f} -> {el[top]:.1f} "
+                                 f"({el[top] / el[1]:.2f}x); {ll[top] / el[top]:.2f}x the "
+                                 f"externally locked filter at {top}",
+                       "how": "`qf_qf_bench --threads-only` via `bench/scaling/run.sh`"})
+    return claims
+
+
+write_claims(out / "claims.tsv", run_claims())
+if claims_only:
+    sys.exit(0)
 
 # ---------------------------------------------------------------- the plot
 plot_note = None
