@@ -49,7 +49,7 @@ inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t c
         app::filter_kind const kind = app::filter_kind_of_index(index);
         // qmer query reads the default filter's levels in place without reading every word: a
         // crafted word may change an answer but must never hang or crash a lookup
-        // (core/qf/rank_select.hpp bounds every scan).
+        // (core/qf/stored/table.hpp bounds every scan).
         if (auto const levels = app::rank_select_levels_of(index); levels && probe) {
             result.in_place_found = 0;
             for (uint64_t h : probes) result.in_place_found += levels->contains(h) ? 1 : 0;

@@ -29,15 +29,15 @@ namespace qmer::io {
 // need not be powers of two). The container is unchanged and version 1 files load as before; a
 // qmer that reads only version 1 refuses version 2 by name instead of calling it damaged.
 // 3: the expandable filter's levels are stored in the rank-and-select query layout
-// (core/qf/rank_select.hpp), which queries read in place; versions 1 and 2 load as before.
+// (core/qf/stored/block_format.hpp), which queries read in place; versions 1 and 2 load as before.
 // 4: the header ends with the hash scheme (core/kmer/sequence_hashing.hpp): its number, minimizer
 // length, window bits and overloaded-window bitmap. Versions 1 to 3 are the plain scheme.
 // 5: the external-locks filter's slots keep their status bits in the order of every other quotient
-// filter (core/qf/layout.hpp); its older files are converted as they load
+// filter (core/qf/three_bit_layout.hpp); its older files are converted as they load
 // (app/filters/persistence.hpp). Nothing else changed.
 // 6: hash scheme 2, minimizer_local_levels (core/kmer/sequence_hashing.hpp): new minimizer-local
 // indexes carry more window bits for the expandable filter's levels above the first
-// (core/qf/level_windows.hpp). The container is unchanged; older files load and answer as before.
+// (core/qf/stored/level_windows.hpp). The container is unchanged; older files load and answer as before.
 // 7: the checksum is summed in pieces (index_checksum below), so a build that rewrites its header
 // after its sections need not read the file back. Nothing else changed; older files are checked
 // by their own rule.

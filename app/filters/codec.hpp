@@ -54,7 +54,7 @@ struct codec_base {
     // Reopened to append to (`qmer index --append`), for the kinds that append.
     static std::unique_ptr<F> open(io::index_file const& index) { return load_filter<F>(index); }
     static std::vector<uint64_t> params(F const& f) {
-        return header_params(filter_state<F>::arrays(f));
+        return header_params(filter_sections<F>::arrays(f));
     }
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // Moving a filter between memory and the index file: the filter's arrays (core/filter/filter.hpp,
-// filter_array) become the index file's sections and back. filter_state<F> adapts each filter's
+// filter_array) become the index file's sections and back. filter_sections<F> adapts each filter's
 // own API (arrays()/from_arrays() where a filter has them, its restore or word constructor
 // otherwise). Geometry a filter refuses, and quotient filter tables whose status bits do not
 // describe a quiescent, consistent table (core/qf/table_check.hpp), are a damaged index, reported
@@ -19,19 +19,21 @@
 #include "core/cuckoo/cuckoo_filter.hpp"
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/linear_probing.hpp"
-#include "core/qf/locally_locked.hpp"
-#include "core/qf/rank_select.hpp"
-#include "core/qf/rank_select_levels.hpp"
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/freeze_thaw.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
+#include "core/qf/stored/levels.hpp"
+#include "core/qf/stored/table.hpp"
+#include "core/qf/stored/writer.hpp"
 #include "core/qf/table_check.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
 
 template <typename F>
-struct filter_state {
+struct filter_sections {
     static std::vector<filter_array> arrays(F const& f) { return f.arrays(); }
     static std::unique_ptr<F> from_arrays(std::span<filter_array const> a) {
         return F::from_arrays(a);
@@ -63,7 +65,7 @@ inline void check_quotient_table(std::span<uint64_t const> words, uint64_t canon
 // The locally locked QF (with or without bounded growing): (q, r, total slots, size, growing,
 // grow_at x 1e6) and the current table's groups.
 template <>
-struct filter_state<qf::locally_locked_filter> {
+struct filter_sections<qf::locally_locked_filter> {
     static std::vector<filter_array> arrays(qf::locally_locked_filter const& f) {
         auto const g = f.geometry();
         return {{{g.quotient_bits, g.remainder_bits, f.total_slots(), f.size(),
@@ -100,14 +102,15 @@ struct filter_state<qf::locally_locked_filter> {
 // r + 3 bits against the saved words before it allocates the table.
 
 // The expandable QF. Saved (index format 3): array 0 holds the stack's own parameters; array
-// 1 + j holds level j in the rank-and-select layout (core/qf/rank_select.hpp), params {q, r, total
-// slots, size, canonical slots, layout tag}, its blocks written straight from the concurrent table
-// as they are made. Queries read those blocks in place (filter_codec<expandable>::open_in_place).
-// Loaded to append to, each level is refilled into its concurrent table first; levels of formats 1
-// and 2 (the concurrent layout, 4 or 5 params) load as they always did. Each level's concurrent
-// words are checked against its geometry and status bits before the filter adopts them.
+// 1 + j holds level j in the rank-and-select layout (core/qf/stored/block_format.hpp), params {q,
+// r, total slots, size, canonical slots, layout tag}, its blocks written straight from the
+// concurrent table as they are made. Queries read those blocks in place
+// (filter_codec<expandable>::open_in_place). Loaded to append to, each level is refilled into its
+// concurrent table first; levels of formats 1 and 2 (the concurrent layout, 4 or 5 params) load as
+// they always did. Each level's concurrent words are checked against its geometry and status bits
+// before the filter adopts them.
 template <>
-struct filter_state<qf::expandable_filter> {
+struct filter_sections<qf::expandable_filter> {
     static std::vector<filter_array> arrays(qf::expandable_filter const& f) {
         auto a = f.arrays();
         for (size_t j = 1; j < a.size(); ++j) {
@@ -172,7 +175,7 @@ struct filter_state<qf::expandable_filter> {
 
 // An expandable index whose one level qmer index's sorted build wrote straight in the
 // rank-select layout (qf::rank_select_writer), never holding the concurrent table: its arrays
-// are those filter_state<qf::expandable_filter>::arrays() and save() give for a filter holding
+// are those filter_sections<qf::expandable_filter>::arrays() and save() give for a filter holding
 // the same level (the same parameters, the same words), so it loads and appends alike.
 struct written_first_level {
     qf::expandable_filter::first_level_plan plan;
@@ -196,16 +199,16 @@ struct written_first_level {
 
 // The externally locked QF: (q, r, size) and its groups. Up to format 4 its slots held the status
 // bits in the other order (occupied in bit 0, shifted in bit 2); such files are converted to the
-// one order (core/qf/layout.hpp) as they load, and answer as before.
+// one order (core/qf/three_bit_layout.hpp) as they load, and answer as before.
 template <>
-struct filter_state<qf::externally_locked> {
+struct filter_sections<qf::external_locks_filter> {
     static constexpr uint32_t one_status_order_since = 5;
 
-    static std::vector<filter_array> arrays(qf::externally_locked const& f) {
+    static std::vector<filter_array> arrays(qf::external_locks_filter const& f) {
         return {
             {{f.quotient_bits(), f.remainder_bits(), f.size()}, atomic_words(f.slots().groups())}};
     }
-    static std::unique_ptr<qf::externally_locked> from_arrays(
+    static std::unique_ptr<qf::external_locks_filter> from_arrays(
         std::span<filter_array const> a, uint32_t format_version = io::index_format_version) {
         if (a.size() != 1 || a[0].params.size() != 3 || a[0].params[0] < 1 ||
             a[0].params[0] > qf::max_quotient_bits || a[0].params[1] < 1 ||
@@ -222,17 +225,17 @@ struct filter_state<qf::externally_locked> {
         }
         check_quotient_table(
             words, uint64_t{1} << a[0].params[0], static_cast<unsigned>(a[0].params[1]),
-            (uint64_t{1} << a[0].params[0]) + qf::externally_locked::overflow_slots,
+            (uint64_t{1} << a[0].params[0]) + qf::external_locks_filter::overflow_slots,
             "externally locked filter");
-        auto f = std::make_unique<qf::externally_locked>(static_cast<unsigned>(a[0].params[0]),
-                                                         static_cast<unsigned>(a[0].params[1]));
+        auto f = std::make_unique<qf::external_locks_filter>(static_cast<unsigned>(a[0].params[0]),
+                                                             static_cast<unsigned>(a[0].params[1]));
         f->restore(words, a[0].params[2]);
         return f;
     }
 
   private:
     // Bits 0 and 2 of every slot exchanged: the format-4 order (1 occupied, 2 continuation,
-    // 4 shifted) to the one of core/qf/layout.hpp (4, 2, 1), a group at a time.
+    // 4 shifted) to the one of core/qf/three_bit_layout.hpp (4, 2, 1), a group at a time.
     static std::vector<uint64_t> swap_occupied_and_shifted(std::span<uint64_t const> words,
                                                            unsigned slot_bits) {
         uint64_t lane0 = 0;
@@ -287,13 +290,13 @@ struct bloom_state {
     static void set_first_dimension(blocked_bloom_filter::geometry& g, uint64_t v) { g.blocks = v; }
 };
 template <>
-struct filter_state<bloom_filter> : bloom_state<bloom_filter> {};
+struct filter_sections<bloom_filter> : bloom_state<bloom_filter> {};
 template <>
-struct filter_state<blocked_bloom_filter> : bloom_state<blocked_bloom_filter> {};
+struct filter_sections<blocked_bloom_filter> : bloom_state<blocked_bloom_filter> {};
 
 // The cuckoo filter: (buckets, size) and the bucket words.
 template <>
-struct filter_state<cuckoo_filter> {
+struct filter_sections<cuckoo_filter> {
     static std::vector<filter_array> arrays(cuckoo_filter const& f) {
         auto const& b = f.buckets();
         return {{{f.bucket_count(), f.size()},
@@ -315,10 +318,10 @@ struct filter_state<cuckoo_filter> {
 
 template <typename F>
 void save_filter(F const& filter, io::index_writer& writer) {
-    if constexpr (requires { filter_state<F>::save(filter, writer); }) {
-        filter_state<F>::save(filter, writer);  // streams arrays it makes while writing
+    if constexpr (requires { filter_sections<F>::save(filter, writer); }) {
+        filter_sections<F>::save(filter, writer);  // streams arrays it makes while writing
     } else {
-        for (auto const& array : filter_state<F>::arrays(filter))
+        for (auto const& array : filter_sections<F>::arrays(filter))
             writer.add_section(array.params, array.words);
     }
 }
@@ -330,10 +333,10 @@ std::unique_ptr<F> load_filter(io::index_file const& index) {
     for (auto const& s : index.sections()) arrays.push_back({s.params, s.words});
     try {
         // Filters whose saved words changed between format versions convert the older ones.
-        if constexpr (requires { filter_state<F>::from_arrays(arrays, uint32_t{}); })
-            return filter_state<F>::from_arrays(arrays, index.header().format_version);
+        if constexpr (requires { filter_sections<F>::from_arrays(arrays, uint32_t{}); })
+            return filter_sections<F>::from_arrays(arrays, index.header().format_version);
         else
-            return filter_state<F>::from_arrays(arrays);
+            return filter_sections<F>::from_arrays(arrays);
     } catch (std::invalid_argument const& e) {
         throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
     }

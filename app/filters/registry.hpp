@@ -27,7 +27,7 @@
 #include "app/filters/kinds/linear_probing.hpp"
 #include "app/filters/kinds/locally_locked.hpp"
 #include "core/error.hpp"
-#include "core/qf/rank_select_levels.hpp"
+#include "core/qf/stored/levels.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {

@@ -17,7 +17,7 @@
 #include "app/index/reference_census.hpp"
 #include "app/index/reference_reading.hpp"
 #include "app/index/superkmer_bins.hpp"
-#include "core/qf/expandable.hpp"
+#include "core/qf/concurrent/expandable.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {

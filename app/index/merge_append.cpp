@@ -10,8 +10,9 @@
 #include "app/common/interrupt.hpp"
 #include "core/kmer/hash.hpp"
 #include "core/kmer/sequence_hashing.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/rank_select.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/stored/table.hpp"
+#include "core/qf/stored/writer.hpp"
 
 namespace qmer::app {
 namespace {
@@ -189,7 +190,7 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     // Each level's new fingerprints, sorted and distinct (two hashes may share a fingerprint); a
     // level's elements, its own plus these, are then known before the file's header is written.
     // Each level reads the hashes through the window map of its final size
-    // (core/qf/level_windows.hpp), as the filter and the queries do; a map other than the
+    // (core/qf/stored/level_windows.hpp), as the filter and the queries do; a map other than the
     // identity reorders them, so each level's fingerprints are sorted after.
     std::vector<qf::level_window_map> maps;
     for (size_t j = 0; j < plan.size(); ++j) {

@@ -8,7 +8,7 @@
 
 #include "app/index/build_report.hpp"
 #include "app/index/reference_reading.hpp"
-#include "core/qf/rank_select_levels.hpp"
+#include "core/qf/stored/levels.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
@@ -31,10 +31,11 @@ namespace qmer::app {
 // times level 0's slots and R0 + i remainder bits): an index grown 64x had 7 levels, 22 bits per
 // k-mer, and each absent k-mer was looked up in all 7 (0.31x a one-level index's queries,
 // bench/append/README.md); with one sized level it has 2, about the bits per k-mer of a
-// one-level index. Theorem 2's bound holds as for the pushed levels (core/qf/expandable.hpp,
-// "Sized levels"). Which new k-mer goes to the top and which to the new level does not matter to
-// a query (it looks in every level); each level's k-mers must only be spread over its whole
-// table: each goes where a mix of its hash ranks it, the lowest ranks to the top.
+// one-level index. Theorem 2's bound holds as for the pushed levels
+// (core/qf/concurrent/expandable.hpp, "Sized levels"). Which new k-mer goes to the top and which to
+// the new level does not matter to a query (it looks in every level); each level's k-mers must only
+// be spread over its whole table: each goes where a mix of its hash ranks it, the lowest ranks to
+// the top.
 //
 // Hashes, not fingerprints, are gathered: the new level's fingerprint space (its slots times
 // 2^(R0 + i)) is no power-of-two multiple of the top's, so one level's fingerprint cannot be had

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "app/common/interrupt.hpp"
-#include "app/index/sorted_units.hpp"
+#include "app/index/sort_and_append.hpp"
 
 namespace qmer::app {
 namespace {

@@ -25,11 +25,12 @@
 #include <vector>
 
 #include "app/common/progress.hpp"
-#include "app/index/sorted_units.hpp"
+#include "app/index/sort_and_append.hpp"
 #include "core/filter/filter.hpp"
-#include "core/qf/expandable.hpp"
+#include "core/qf/concurrent/expandable.hpp"
 #include "core/qf/fingerprint.hpp"
-#include "core/qf/rank_select.hpp"
+#include "core/qf/stored/table.hpp"
+#include "core/qf/stored/writer.hpp"
 #include "io/spill_file.hpp"
 
 namespace qmer::app {

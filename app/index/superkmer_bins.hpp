@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "app/common/progress.hpp"
-#include "app/index/sorted_units.hpp"
+#include "app/index/sort_and_append.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/fingerprint.hpp"
 #include "core/sketch/group_sampled_count.hpp"

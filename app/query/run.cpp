@@ -244,7 +244,7 @@ std::unique_ptr<index_lookup> make_lookup(Owner owner, io::index_header const& h
 }
 
 // A rank-select table, or an index's levels of them, looked up with the select of `Select`
-// (core/qf/rank_select.hpp: broadword, or pdep where this CPU does it in hardware).
+// (core/qf/stored/select.hpp: broadword, or pdep where this CPU does it in hardware).
 template <typename Table, typename Select>
 struct selecting {
     Table table;
@@ -307,7 +307,7 @@ bool private_copy_fits(query_index& q, bool quiet) {
 // Loads an opened index for querying. The default filter in format 3 is answered in place from
 // the file's bytes, mapped (--mmap: the first read is answered at once, and only the pages
 // lookups touch are read) or read into huge pages (the default: no TLB miss per lookup); a damaged
-// word there can give wrong answers, never a hang or crash (core/qf/rank_select.hpp). Filters of
+// word there can give wrong answers, never a hang or crash (core/qf/stored/table.hpp). Filters of
 // the older formats and the other kinds are copied into their own memory and frozen.
 std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
                                         query_options const& o) {

@@ -34,10 +34,10 @@
 #include "core/bloom/blocked_bloom_filter.hpp"
 #include "core/bloom/bloom_filter.hpp"
 #include "core/cuckoo/cuckoo_filter.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/linear_probing.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace {
 
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
             rows.emplace_back("locally-locked", measure(f, threads, present, absent));
         }
         {
-            qmer::qf::externally_locked f(qf_q, qf_r);
+            qmer::qf::external_locks_filter f(qf_q, qf_r);
             rows.emplace_back("external-locks", measure(f, threads, present, absent));
         }
         {

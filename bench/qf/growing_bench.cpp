@@ -7,7 +7,8 @@
 //
 //   bounded_growing     locally locked QF, q = log2 C, r = 13, bounded growing at 90% fill (the
 //                       fingerprint keeps q + r bits: the FPR grows linearly with n)
-//   expandable          core/qf/expandable.hpp, FPR bound p (1e-4, as the paper code's run in
+//   expandable          core/qf/concurrent/expandable.hpp, FPR bound p (1e-4, as the paper code's
+//   run in
 //                       bench/BASELINES.md), levels starting at C slots, no cascading inserts
 //   expandable_locked_lower  the same, its lower levels queried through the locked path (read-lock
 //                       CASes) until freeze(), as before sealed levels existed
@@ -52,8 +53,8 @@
 #include <vector>
 
 #include "bench/qf/harness.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace {
 

@@ -47,8 +47,9 @@
 #include "bench/qf/harness.hpp"
 #include "core/kmer/scanner.hpp"
 #include "core/kmer/sequence_hashing.hpp"
-#include "core/qf/locally_locked.hpp"
-#include "core/qf/rank_select.hpp"
+#include "core/qf/concurrent/freeze_thaw.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
+#include "core/qf/stored/table.hpp"
 
 namespace {
 

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "bench/qf/harness.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/locally_locked.hpp"
-#include "core/qf/sequential.hpp"
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/baseline/sequential.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace {
 
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     }
 
     std::vector<subject> subjects;
-    subjects.push_back(make_subject<qmer::qf::externally_locked>("externally_locked", q, r));
+    subjects.push_back(make_subject<qmer::qf::external_locks_filter>("externally_locked", q, r));
     subjects.push_back(make_subject<qmer::qf::locally_locked_filter>("locally_locked", q, r));
     subjects.push_back(make_subject<qmer::qf::sequential_filter>("sequential", q, r));
     size_t const k = subjects.size();

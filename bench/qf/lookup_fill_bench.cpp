@@ -1,9 +1,9 @@
 // Lookup cost against the fill: the query path `qmer query` used before index format 3 (the
 // locally locked table read without locks, contains_final: it walks back to its cluster start)
-// and the rank-and-select layout it answers from now (core/qf/rank_select.hpp: offsets per block
-// of 64 slots), on the same fingerprints, at 50% to 95% of the same canonical slots. A documented
-// harness, not Google Benchmark: the tables must be filled first, and both layouts run in one
-// process, interleaved, so their ratios compare like with like on a shared machine.
+// and the rank-and-select layout it answers from now (core/qf/stored/block_format.hpp: offsets per
+// block of 64 slots), on the same fingerprints, at 50% to 95% of the same canonical slots. A
+// documented harness, not Google Benchmark: the tables must be filled first, and both layouts run
+// in one process, interleaved, so their ratios compare like with like on a shared machine.
 //
 // Lookups are batched as the query pipeline batches k-mers (app/pipeline/kmer_batches.hpp): each
 // key is prefetched 8 keys before it is looked up. Present keys are drawn at random from those
@@ -32,8 +32,9 @@
 #include <vector>
 
 #include "bench/qf/harness.hpp"
-#include "core/qf/locally_locked.hpp"
-#include "core/qf/rank_select.hpp"
+#include "core/qf/concurrent/freeze_thaw.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
+#include "core/qf/stored/table.hpp"
 
 namespace {
 

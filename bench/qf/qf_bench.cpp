@@ -44,12 +44,12 @@
 #include <vector>
 
 #include "bench/qf/two_status_bit.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/linear_probing.hpp"
-#include "core/qf/sequential.hpp"
-#if __has_include("core/qf/locally_locked.hpp")
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/baseline/sequential.hpp"
+#if __has_include("core/qf/concurrent/locally_locked.hpp")
 #include "bench/qf/harness.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 #define QMER_BENCH_LOCALLY_LOCKED 1
 #else
 #define QMER_BENCH_LOCALLY_LOCKED 0
@@ -107,7 +107,7 @@ subject make_subject(std::string name, bool concurrent, unsigned q, unsigned r,
 std::vector<subject> all_subjects(unsigned q, unsigned r, bool concurrent_only) {
     using namespace qmer::qf;
     std::vector<subject> v;
-    v.push_back(make_subject<externally_locked>("externally_locked", true, q, r, 0, 3));
+    v.push_back(make_subject<external_locks_filter>("externally_locked", true, q, r, 0, 3));
 #if QMER_BENCH_LOCALLY_LOCKED
     v.push_back(make_subject<locally_locked_filter>("locally_locked", true, q, r, 0, 3));
 #endif

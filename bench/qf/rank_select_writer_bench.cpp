@@ -1,5 +1,5 @@
 // Cost per fingerprint of writing the rank-and-select layout from sorted fingerprints
-// (core/qf/rank_select.hpp, rank_select_writer): the last phase of `qmer index`'s sorted build
+// (core/qf/stored/writer.hpp, rank_select_writer): the last phase of `qmer index`'s sorted build
 // runs this loop on one thread while the others sort the next bins, so it bounds that phase.
 // Beside it, in the same process and interleaved, the floor of any such writer: the same
 // placement (each fingerprint at the first free slot at or after its quotient) with one OR of the
@@ -21,7 +21,8 @@
 #include <vector>
 
 #include "bench/qf/harness.hpp"
-#include "core/qf/rank_select.hpp"
+#include "core/qf/stored/writer.hpp"
+#include "core/qf/three_bit_layout.hpp"
 
 namespace {
 

@@ -38,8 +38,8 @@
 #include <stdexcept>
 
 #include "core/filter/filter.hpp"
+#include "core/qf/baseline/linear_probing.hpp"  // detail::nonzero_remainder, detail::group_divider
 #include "core/qf/fingerprint.hpp"
-#include "core/qf/linear_probing.hpp"  // detail::nonzero_remainder, detail::group_divider
 #include "core/qf/slot_storage.hpp"
 
 namespace qmer::qf {

@@ -17,7 +17,7 @@
 //
 // minimizer_local_levels (format 6; every new minimizer-local index): the same, but the bottom
 // level_window_extra_bits bits of h are the spread's bits B .. B + 7, which the expandable
-// filter's larger levels read as more window bits (core/qf/level_windows.hpp), so that their
+// filter's larger levels read as more window bits (core/qf/stored/level_windows.hpp), so that their
 // windows also span 32 to 64 of their own slots.
 //
 // Why the false-positive rate stays under --fpr:
@@ -30,7 +30,7 @@
 //    this averages to about (fill + E[S^2] / (E[S] W)) 2^-r, S the k-mers per minimizer (~6.5,
 //    at most w = 12 on non-repetitive sequence): ~1.2x the plain rate at W = 32, well inside the
 //    factor ~2 between the plain rate (0.95 2^-r) and the bound the expandable filter sizes r for
-//    (core/qf/expandable.hpp, Theorem 2: ~1.96 2^-r).
+//    (core/qf/concurrent/expandable.hpp, Theorem 2: ~1.96 2^-r).
 //  - what would break it is a window that repeats or low-complexity sequence overloads (one
 //    minimizer shared by the k-mers of thousands of mutated copies): L then grows without bound,
 //    and so would the run lengths and offsets of the table. So the build counts the distinct
@@ -59,22 +59,22 @@
 #include "core/kmer/hash.hpp"
 #include "core/kmer/minimizer.hpp"
 #include "core/kmer/scanner.hpp"
-#include "core/qf/level_windows.hpp"
+#include "core/qf/stored/level_windows.hpp"
 
 namespace qmer {
 
 // Stored in the index header (format 4); never renumber. minimizer_local_levels (format 6): the
 // minimizer_local hash with level_window_extra_bits more window bits at its bottom, which the
-// expandable filter's levels above the first read as window bits (core/qf/level_windows.hpp), so
-// that they keep super-k-mer locality too. Every new minimizer-local index takes it; appends keep
-// the scheme of the index they grow.
+// expandable filter's levels above the first read as window bits
+// (core/qf/stored/level_windows.hpp), so that they keep super-k-mer locality too. Every new
+// minimizer-local index takes it; appends keep the scheme of the index they grow.
 enum class hash_scheme : uint32_t { plain = 0, minimizer_local = 1, minimizer_local_levels = 2 };
 
 constexpr bool is_minimizer_local(hash_scheme s) noexcept {
     return s != hash_scheme::plain;
 }
 
-// E of core/qf/level_windows.hpp: levels up to 8 (an index grown 256x) keep level 0's window
+// E of core/qf/stored/level_windows.hpp: levels up to 8 (an index grown 256x) keep level 0's window
 // width; their fingerprints use at most 64 - B - 8 of the k-mer's own bits, far more than a level's
 // quotient and remainder bits below its window ever need (about 5 + r0 + i at level i).
 inline constexpr unsigned level_window_extra_bits = 8;
@@ -96,8 +96,8 @@ constexpr unsigned locality_minimizer_length(unsigned k) noexcept {
     return by_window > by_length ? by_window : by_length;
 }
 
-// The window width, and B for a first level of `slots` slots: core/qf/level_windows.hpp, which
-// sizes every level's windows by the same rule.
+// The window width, and B for a first level of `slots` slots: core/qf/stored/level_windows.hpp,
+// which sizes every level's windows by the same rule.
 using qf::locality_window_bits;
 using qf::min_window_slots;
 
@@ -109,7 +109,7 @@ struct hash_scheme_params {
     // Bit i set: window i is overloaded (its k-mers take the plain hash). 2^B bits.
     std::vector<uint64_t> overloaded;
 
-    // The extra window bits the hash carries (E of core/qf/level_windows.hpp).
+    // The extra window bits the hash carries (E of core/qf/stored/level_windows.hpp).
     unsigned extra_window_bits() const noexcept {
         return scheme == hash_scheme::minimizer_local_levels ? level_window_extra_bits : 0;
     }
@@ -152,7 +152,7 @@ class plain_kmer_hashing {
 // The minimizer_local schemes over a sequence. `overloaded` (2^window_bits bits, or empty for none)
 // must outlive it. extra_bits: 0 (minimizer_local) or level_window_extra_bits
 // (minimizer_local_levels): the spread's bits window_bits .. window_bits + extra_bits - 1 take the
-// bottom of the hash, where no level's fingerprint reaches (core/qf/level_windows.hpp).
+// bottom of the hash, where no level's fingerprint reaches (core/qf/stored/level_windows.hpp).
 class local_kmer_hashing {
   public:
     static constexpr bool minimizer_local = true;
@@ -248,7 +248,7 @@ class local_kmer_hashing {
 
   private:
     // The hash's one home: the window's top bits of the spread, the k-mer's own hash below them,
-    // and at the bottom the spread's extra window bits (core/qf/level_windows.hpp).
+    // and at the bottom the spread's extra window bits (core/qf/stored/level_windows.hpp).
     static uint64_t combine(uint64_t spread, uint64_t own, unsigned bits, uint64_t top_mask,
                             unsigned extra_shift, uint64_t extra_mask) noexcept {
         return (spread & top_mask) | ((own >> bits) & ~extra_mask) |

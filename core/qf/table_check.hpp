@@ -11,8 +11,8 @@
 // below its start. A saved table is quiescent (indexes are written after the last insert), so it
 // holds no locks, and its status bits describe complete, ordered runs.
 //
-// What is checked, for the 3-status-bit layout of core/qf/layout.hpp (the sequential, externally
-// locked and locally locked filters):
+// What is checked, for the 3-status-bit layout of core/qf/three_bit_layout.hpp (the sequential,
+// externally locked and locally locked filters):
 //   - the word count matches the slot count, and the bits past the last slot of each group (and
 //     past the last slot of the table) are zero, as grouped_slots leaves them;
 //   - no slot is a continuation without being shifted (the two lock states, and nothing else, have
@@ -40,7 +40,7 @@
 #include <span>
 #include <string>
 
-#include "core/qf/layout.hpp"
+#include "core/qf/three_bit_layout.hpp"
 
 namespace qmer::qf {
 
@@ -163,7 +163,7 @@ inline std::string explain(std::span<uint64_t const> words, table_shape shape) {
 // Whether the slots pass every check (after check_shape); `explain` says which one failed. The
 // hot path of loading an index, so it works a group (64-bit word) at a time, not a slot at a time
 // with a data-dependent branch per slot (bench/MEASUREMENTS.md). Lane masks as in
-// core/qf/layout.hpp's scan::layout: bit 0 of each lane, S/C/O the
+// core/qf/three_bit_layout.hpp's scan::layout: bit 0 of each lane, S/C/O the
 // shifted/continuation/occupied bits moved there.
 //
 // The cluster rules use one number, x = (occupied slots) - (runs begun) over the open cluster's

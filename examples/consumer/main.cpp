@@ -10,7 +10,7 @@
 
 #include <core/kmer/hash.hpp>
 #include <core/kmer/scanner.hpp>
-#include <core/qf/expandable.hpp>
+#include <core/qf/concurrent/expandable.hpp>
 
 int main(int argc, char** argv) {
     if (argc < 4) {

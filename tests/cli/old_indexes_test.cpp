@@ -4,9 +4,9 @@
 // take the copying load path; appending to one writes the current format and keeps every old hit.
 // Format 5 changed the order of the external-locks filter's status bits: a format-4 external-locks
 // index is converted as it loads. Format 6 added hash scheme 2, whose levels above the first read
-// more window bits (core/qf/level_windows.hpp): a format-5 minimizer-local index with several
-// levels (scheme 1) reads every level as before, and appending to it keeps scheme 1. Format 7
-// changed the checksum's rule (io::index_checksum): a format-6 index is checked by the old one.
+// more window bits (core/qf/stored/level_windows.hpp): a format-5 minimizer-local index with
+// several levels (scheme 1) reads every level as before, and appending to it keeps scheme 1. Format
+// 7 changed the checksum's rule (io::index_checksum): a format-6 index is checked by the old one.
 
 #include <filesystem>
 #include <sstream>

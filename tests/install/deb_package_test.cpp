@@ -62,7 +62,7 @@ TEST_F(deb_package, holds_the_install_tree_under_usr) {
     auto const dev = run("dpkg-deb -c " + dev_ + " | awk '{ print $6 }'");
     ASSERT_EQ(dev.exit_code, 0) << dev.out;
     for (char const* file :
-         {"./usr/include/qmer/core/qf/expandable.hpp\n",
+         {"./usr/include/qmer/core/qf/concurrent/expandable.hpp\n",
           "./usr/share/cmake/qmer/qmerConfig.cmake\n", "./usr/share/cmake/qmer/qmerTargets.cmake\n",
           "./usr/share/doc/qmer-dev/copyright\n", "./usr/share/doc/qmer-dev/changelog.gz\n"})
         EXPECT_NE(dev.out.find(file), std::string::npos) << file << dev.out;

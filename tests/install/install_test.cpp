@@ -21,7 +21,7 @@ TEST_F(install_test, puts_every_file_under_the_prefix) {
     ASSERT_TRUE(install("prefix"));
     for (char const* file :
          {"bin/qmer", "share/man/man1/qmer.1.gz", "share/bash-completion/completions/qmer",
-          "include/qmer/core/qf/expandable.hpp", "include/qmer/core/kmer/scanner.hpp",
+          "include/qmer/core/qf/concurrent/expandable.hpp", "include/qmer/core/kmer/scanner.hpp",
           "share/cmake/qmer/qmerConfig.cmake", "share/cmake/qmer/qmerConfigVersion.cmake",
           "share/cmake/qmer/qmerTargets.cmake"})
         EXPECT_TRUE(fs::is_regular_file(dir() / "prefix" / file)) << file;

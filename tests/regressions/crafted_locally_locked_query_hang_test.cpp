@@ -76,7 +76,7 @@ TEST_F(crafted_locally_locked_query_hang, append_never_hangs) {
 
 // Since index format 3 the finding edits an expandable index whose levels are in the rank-select
 // layout, which a query answers in place without reading every word first
-// (core/qf/rank_select.hpp): its scans are bounded, so crafted words may change answers but can
+// (core/qf/stored/table.hpp): its scans are bounded, so crafted words may change answers but can
 // neither hang nor crash it. The query either answers or refuses the file as damaged.
 TEST_F(crafted_locally_locked_query_hang, query_never_hangs) {
     write_finding("crafted.qmer");

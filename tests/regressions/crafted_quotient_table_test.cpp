@@ -23,9 +23,9 @@
 #include "app/filters/persistence.hpp"
 #include "core/error.hpp"
 #include "core/filter/filter.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 #include "core/qf/table_check.hpp"
 #include "crafted_index_fixture.hpp"
 #include "fuzz/index_damage.hpp"
@@ -80,7 +80,7 @@ TEST(crafted_quotient_table, tables_the_filters_write_pass) {
     }
 
     // Externally locked (a fixed overflow area of 256 slots).
-    qmer::qf::externally_locked el(10, 8);
+    qmer::qf::external_locks_filter el(10, 8);
     for (uint64_t i = 0; i < 920; ++i) el.insert(splitmix64(i + 13));
     EXPECT_EQ(check_table(words_of(el.slots().groups()),
                           {8, uint64_t{1} << 10, (uint64_t{1} << 10) + 256}),
@@ -231,7 +231,7 @@ TEST(crafted_quotient_table, word_and_slot_passes_agree) {
                            return words_of(f.groups());
                        });
         compare_passes(r, {r, uint64_t{1} << q, (uint64_t{1} << q) + 256}, [&] {
-            qmer::qf::externally_locked f(q, r);
+            qmer::qf::external_locks_filter f(q, r);
             for (uint64_t i = 0; i < n; ++i) f.insert(splitmix64(i * 5 + r));
             return words_of(f.slots().groups());
         });
@@ -263,7 +263,7 @@ size_t lock_first_cluster_start(std::vector<uint64_t>& words, unsigned slot_bits
 TEST_F(crafted_quotient_table_file, locally_locked_read_lock) {
     qmer::qf::locally_locked_filter f(8, 8);
     for (uint64_t i = 0; i < 100; ++i) f.insert(splitmix64(i));
-    auto arrays = qmer::app::filter_state<qmer::qf::locally_locked_filter>::arrays(f);
+    auto arrays = qmer::app::filter_sections<qmer::qf::locally_locked_filter>::arrays(f);
     std::vector<uint64_t> words(arrays[0].words.begin(), arrays[0].words.end());
     size_t const at = lock_first_cluster_start(words, 11, qmer::qf::status::read_lock);
     arrays[0].words = words;
@@ -286,20 +286,20 @@ TEST_F(crafted_quotient_table_file, expandable_write_lock) {
 }
 
 TEST_F(crafted_quotient_table_file, externally_locked_shifted_slot_zero) {
-    qmer::qf::externally_locked f(8, 8);
+    qmer::qf::external_locks_filter f(8, 8);
     for (uint64_t i = 0; i < 100; ++i) f.insert(splitmix64(i));
-    auto arrays = qmer::app::filter_state<qmer::qf::externally_locked>::arrays(f);
+    auto arrays = qmer::app::filter_sections<qmer::qf::external_locks_filter>::arrays(f);
     // Slot 0 made a shifted run start.
     std::vector<uint64_t> words(arrays[0].words.begin(), arrays[0].words.end());
     words[0] = (words[0] & ~uint64_t{0x7ff}) | (uint64_t{9} << 3) | qmer::qf::status::shifted;
     arrays[0].words = words;
-    expect_damaged<qmer::qf::externally_locked>(
+    expect_damaged<qmer::qf::external_locks_filter>(
         arrays, "externally locked filter: slot 0 holds a shifted element", "a shifted slot 0");
 }
 
 TEST_F(crafted_quotient_table_file, growing_parameters) {
     qmer::qf::locally_locked_filter f(8, 8, {true, 0.9});
-    auto arrays = qmer::app::filter_state<qmer::qf::locally_locked_filter>::arrays(f);
+    auto arrays = qmer::app::filter_sections<qmer::qf::locally_locked_filter>::arrays(f);
     arrays[0].params[5] = 1;  // grow at a fill of 1e-6: a doubling at every insert
     expect_damaged<qmer::qf::locally_locked_filter>(arrays, "bad growing parameters",
                                                     "grow_at 1e-6");

@@ -12,17 +12,17 @@
 #include <thread>
 #include <vector>
 
-#include "core/qf/externally_locked.hpp"
+#include "core/qf/baseline/external_locks.hpp"
 #include "sanitized.hpp"
 
 namespace {
 
-using qmer::qf::externally_locked;
+using qmer::qf::external_locks_filter;
 
 // Every group's slots share one stripe, at every slot width.
 TEST(externally_locked_stripes_split_a_group, no_group_spans_two_stripes) {
     for (unsigned r = 1; r <= qmer::qf::max_remainder_bits; ++r) {
-        externally_locked const f(std::min(14u, 63 - r), r);
+        external_locks_filter const f(std::min(14u, 63 - r), r);
         auto const& slots = f.slots();
         unsigned const spg = slots.slots_per_group();
         for (size_t first = 0; first < slots.slot_count(); first += spg) {
@@ -43,7 +43,7 @@ TEST(externally_locked_stripes_split_a_group, neighbouring_stripes_lose_no_store
     unsigned const q = 18, r = 9;  // 12-bit slots, 5 to a group
     int const rounds = QMER_TEST_SANITIZED ? 10 : 100;
     for (int round = 0; round < rounds; ++round) {
-        externally_locked f(q, r);
+        external_locks_filter f(q, r);
         qmer::qf::geometry const g{q, r};
         size_t const boundaries = (size_t{1} << q) / 4096 - 1;
         auto key = [&](size_t slot) {

@@ -6,7 +6,7 @@
 // retried, forever: CI's repeated stress stage hung in expandable_stress.repeated_small_runs_
 // cascading (25 Nov 2026; the core showed a level whose tables went 10 -> 11 quotient bits twice
 // from the same source, the first one current). start_migration now reads the migration pointer
-// first (core/qf/locally_locked.hpp).
+// first (core/qf/concurrent/locally_locked.hpp).
 //
 // The window is two adjacent loads wide (the starter must be preempted between them while the
 // migration it raced with publishes), so this can only be a stress test: tiny tables that double
@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 #include "sanitized.hpp"
 
 namespace {

@@ -17,10 +17,10 @@
 #include "core/bloom/bloom_filter.hpp"
 #include "core/cuckoo/cuckoo_filter.hpp"
 #include "core/error.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/externally_locked.hpp"
-#include "core/qf/linear_probing.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/baseline/external_locks.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 #include "crafted_index_fixture.hpp"
 #include "io/index_file.hpp"
 
@@ -32,7 +32,7 @@ class index_geometry_allocates_before_check : public qmer::test::crafted_index_t
     // and loads the file as filter type F.
     template <typename F>
     void expect_refused(F const& filter, size_t which, uint64_t value) {
-        auto arrays = qmer::app::filter_state<F>::arrays(filter);
+        auto arrays = qmer::app::filter_sections<F>::arrays(filter);
         ASSERT_EQ(arrays.size(), 1u);
         ASSERT_LT(which, arrays[0].params.size());
         arrays[0].params[which] = value;
@@ -48,7 +48,7 @@ TEST_F(index_geometry_allocates_before_check, locally_locked_slot_count) {
 }
 
 TEST_F(index_geometry_allocates_before_check, externally_locked_quotient_bits) {
-    qmer::qf::externally_locked const f(6, 8);
+    qmer::qf::external_locks_filter const f(6, 8);
     expect_refused(f, 0, 48);  // 2^48 slots
     expect_refused(f, 0, 30);
 }
@@ -91,7 +91,7 @@ TEST_F(index_geometry_allocates_before_check, expandable_level_slot_count) {
 TEST_F(index_geometry_allocates_before_check, expandable_rank_select_level_slot_count) {
     qmer::qf::expandable_filter f(1000, 0.01, false);
     for (uint64_t h = 1; h <= 100; ++h) f.insert(h * 0x9e3779b97f4a7c15ULL);
-    auto arrays = qmer::app::filter_state<qmer::qf::expandable_filter>::arrays(f);
+    auto arrays = qmer::app::filter_sections<qmer::qf::expandable_filter>::arrays(f);
     ASSERT_GE(arrays.size(), 2u);
     ASSERT_EQ(arrays[1].params.size(), 6u);
     std::vector<uint64_t> words(qmer::qf::rank_select_shape_of(f.level(0)).words());

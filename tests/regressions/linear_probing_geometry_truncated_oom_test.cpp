@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "cli/cli_fixture.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/linear_probing.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/concurrent/expandable.hpp"
 #include "crafted_index_fixture.hpp"
 #include "fuzz/index_damage.hpp"
 #include "sanitized.hpp"

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "app/filters/codec.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace qmer::app {
 

@@ -5,13 +5,14 @@
 // --fpr however much is inserted (Theorem 2), and can be reopened to append references.
 //
 // What an index of it stores is not the concurrent table but each level in the rank-and-select
-// layout (core/qf/rank_select.hpp; app/filters/persistence.hpp, filter_state<expandable_filter>):
-// a query reads those levels in place from the file (open_in_place), and `qmer index` writes its
-// first level straight in that layout from sorted fingerprints (build: the counted build,
-// app/index/counted_build.hpp), and appends by merging the new k-mers' fingerprints into the
-// top level (append: app/index/merge_append.hpp). The concurrent table is made only to insert
-// k-mer by k-mer: where the sorted build does not fit the memory limit, to append to an index of
-// the older layout or with cascading inserts, or when the references cannot be counted first.
+// layout (core/qf/stored/block_format.hpp; app/filters/persistence.hpp,
+// filter_sections<expandable_filter>): a query reads those levels in place from the file
+// (open_in_place), and `qmer index` writes its first level straight in that layout from sorted
+// fingerprints (build: the counted build, app/index/counted_build.hpp), and appends by merging the
+// new k-mers' fingerprints into the top level (append: app/index/merge_append.hpp). The concurrent
+// table is made only to insert k-mer by k-mer: where the sorted build does not fit the memory
+// limit, to append to an index of the older layout or with cascading inserts, or when the
+// references cannot be counted first.
 
 #include <algorithm>
 #include <bit>
@@ -23,8 +24,8 @@
 #include <vector>
 
 #include "app/filters/codec.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/rank_select_levels.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/stored/levels.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
@@ -68,7 +69,7 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
     static std::optional<qf::rank_select_levels> open_in_place(io::index_file const& index) {
         auto const& sections = index.sections();
         if (sections.size() < 2) return std::nullopt;
-        using state = filter_state<qf::expandable_filter>;
+        using state = filter_sections<qf::expandable_filter>;
         if (!state::is_rank_select_level(sections[1].params)) return std::nullopt;
         try {
             auto const& stack = sections[0].params;

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "app/filters/codec.hpp"
-#include "core/qf/linear_probing.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
 
 namespace qmer::app {
 

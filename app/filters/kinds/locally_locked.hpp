@@ -3,7 +3,7 @@
 // section 3.2, Algorithm 1) at a fixed size.
 
 #include "app/filters/codec.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace qmer::app {
 

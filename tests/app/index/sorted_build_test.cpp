@@ -152,7 +152,7 @@ TEST(sorted_build, written_level_saves_what_the_inserted_filter_saves) {
     auto const w = build_written(counted_options(140000), keys);
     ASSERT_TRUE(w.complete);
     EXPECT_EQ(w.level.elements, inserted->size());
-    auto const saved = qmer::app::filter_state<expandable_filter>::arrays(*inserted);
+    auto const saved = qmer::app::filter_sections<expandable_filter>::arrays(*inserted);
     auto const written = w.level.arrays();
     ASSERT_EQ(saved.size(), written.size());
     for (size_t i = 0; i < saved.size(); ++i) EXPECT_EQ(saved[i].params, written[i].params) << i;

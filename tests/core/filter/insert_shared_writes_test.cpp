@@ -30,9 +30,9 @@
 #include "core/bloom/bloom_filter.hpp"
 #include "core/cuckoo/cuckoo_filter.hpp"
 #include "core/filter/sharded_count.hpp"
-#include "core/qf/expandable.hpp"
-#include "core/qf/linear_probing.hpp"
-#include "core/qf/locally_locked.hpp"
+#include "core/qf/baseline/linear_probing.hpp"
+#include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace qmer {
 namespace {

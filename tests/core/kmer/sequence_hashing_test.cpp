@@ -99,7 +99,7 @@ TEST(local_kmer_hashing, overloaded_windows_take_the_plain_hash) {
 
 // Scheme 2 (minimizer_local_levels): the same hash as scheme 1 but for its bottom
 // level_window_extra_bits bits, which carry the spread's next bits (window bits for the levels
-// above the first, core/qf/level_windows.hpp); overloaded windows keep the plain hash.
+// above the first, core/qf/stored/level_windows.hpp); overloaded windows keep the plain hash.
 TEST(local_kmer_hashing, extra_window_bits_take_the_bottom_of_the_hash) {
     std::mt19937_64 rng(14);
     std::string const seq = random_bases(rng, 3000);

@@ -1,6 +1,7 @@
 #pragma once
 // filter_maker specialisations (tests/core/filter/contract_suite.hpp) for the quotient filters of
-// core/qf/sequential.hpp and core/qf/locally_locked.hpp, and helpers shared by their tests.
+// core/qf/baseline/sequential.hpp and core/qf/concurrent/locally_locked.hpp, and helpers shared by
+// their tests.
 //
 // Geometry from (capacity, fpr): q = ceil(log2(capacity)) canonical slots, r = ceil(log2(1/fpr))
 // remainder bits; the odd_* makers take a slot count that is no power of two (5/4 of the capacity,
@@ -14,8 +15,8 @@
 #include <vector>
 
 #include "core/filter/contract_suite.hpp"
-#include "core/qf/locally_locked.hpp"
-#include "core/qf/sequential.hpp"
+#include "core/qf/baseline/sequential.hpp"
+#include "core/qf/concurrent/locally_locked.hpp"
 
 namespace qmer::test {
 
