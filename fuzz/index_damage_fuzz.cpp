@@ -16,8 +16,8 @@
 // Every filter that loads is queried for the 200 hashes and, if it is one that `qmer index
 // --append` reopens, 50 new hashes are inserted and must then be found. Crafted files are queried
 // and appended to as well: loading checks the quotient filters' tables (core/qf/table_check.hpp),
-// and before it did, a crafted table made contains()/insert() wait forever for a lock no thread
-// holds (found by this target's former opt-in variant, index_crafted_query; fuzz/README.md).
+// since without that check a crafted table would make contains()/insert() wait forever for a lock
+// no thread holds (fuzz/README.md).
 
 #include <cstddef>
 #include <cstdint>

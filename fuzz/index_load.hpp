@@ -38,9 +38,8 @@ struct loaded_index {
 // exception aborts (fail_with_current_exception).
 //
 // Loading checks the quotient filter tables' status bits (core/qf/table_check.hpp): a resealed
-// file whose table holds a lock or runs that contradict each other is refused. Before that check,
-// contains() or insert() on such a table waited forever for a lock nobody holds (found by
-// fuzzing crafted files; fuzz/README.md).
+// file whose table holds a lock or runs that contradict each other is refused: contains() or
+// insert() on such a table would wait forever for a lock nobody holds (fuzz/README.md).
 inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t const> probes,
                                    bool probe = true, std::span<uint64_t const> appended = {}) {
     loaded_index result;

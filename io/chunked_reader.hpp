@@ -1,6 +1,7 @@
 #pragma once
-// Sequence input parsed by several threads (issue 40, item 3). The text of a FASTA or FASTQ file
-// (plain, gzip or BGZF, after decompression) goes through three stages of a pipeline:
+// Sequence input parsed by several threads, so that one serial parser does not bound a query's
+// speed-up (bench/scaling/README.md). The text of a FASTA or FASTQ file (plain, gzip or BGZF,
+// after decompression) goes through three stages of a pipeline:
 //   - cut() (serial, in input order): reads the next piece of raw text and cuts it where a record
 //     starts (io/detail/chunk_cutter.hpp). No parsing: cheap enough that one thread feeds many.
 //   - parse() (any thread, concurrently, chunks in any order): parses a chunk into a record_batch

@@ -4,9 +4,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-// The checksum's XXH3 compiled here, inlined: its SSE2 loop retires a third fewer instructions
-// than Debian's shared libxxhash (callgrind: 42 M against 61 M for a 61 MB index), and a
-// host-sized index is summed before its first read is answered.
+// The checksum's XXH3 compiled here, inlined: its SSE2 loop retires about a third fewer
+// instructions than Debian's shared libxxhash (callgrind, bench/MEASUREMENTS.md), and a host-sized
+// index is summed before its first read is answered.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -363,8 +363,8 @@ struct index_writer::impl {
     // Never compressed, whatever the name: an index is memory-mapped as it lies on disk. Written
     // past the page cache: gigabytes written once (io/detail/uncached_writer.hpp); but the first
     // checksum piece through it, since a rewritten header (the final counts) makes checksum() read
-    // that piece back: from the device it took most of a 49 Mbp build's last phase (0.1-0.2 s of
-    // 1.4 s, serial), from the cache ~20 ms.
+    // that piece back: from the device that read would be most of a small build's last (serial)
+    // phase, from the cache it is a small part of it (bench/MEASUREMENTS.md).
     explicit impl(std::string path)
         : out(std::move(path), {.compress_by_name = false,
                                 .uncached = true,

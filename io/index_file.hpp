@@ -37,7 +37,8 @@ namespace qmer::io {
 // (app/filters/persistence.hpp). Nothing else changed.
 // 6: hash scheme 2, minimizer_local_levels (core/kmer/sequence_hashing.hpp): new minimizer-local
 // indexes carry more window bits for the expandable filter's levels above the first
-// (core/qf/stored/level_windows.hpp). The container is unchanged; older files load and answer as before.
+// (core/qf/stored/level_windows.hpp). The container is unchanged; older files load and answer as
+// the qmer that wrote them did.
 // 7: the checksum is summed in pieces (index_checksum below), so a build that rewrites its header
 // after its sections need not read the file back. Nothing else changed; older files are checked
 // by their own rule.
@@ -47,8 +48,8 @@ inline constexpr uint32_t index_format_version = 7;
 // to 6: the XXH3-64 of those bytes. From format 7: the XXH3-64 of the XXH3-64 digests (8-byte
 // little-endian words, in order) of consecutive checksum_piece_bytes pieces of those bytes, the
 // last piece shorter. A writer then sums again only the pieces whose bytes it rewrote (the
-// header's final counts, written after the sections), where a single XXH3 stream over the file
-// had to be read back whole: at host size, gigabytes that direct I/O left out of the page cache.
+// header's final counts, written after the sections), where a single XXH3 stream over the file must
+// be read back whole: at host size, gigabytes that direct I/O left out of the page cache.
 inline constexpr uint32_t piecewise_checksum_since = 7;
 inline constexpr uint64_t checksum_piece_bytes = uint64_t{64} << 20;
 

@@ -11,8 +11,8 @@
 
 namespace qmer::app {
 
-// -t: the most threads a command takes. Each thread keeps two batches in flight (a few MB each),
-// so -t 100000000 asked for 2e8 batches and ran out of memory instead of starting; 1024 is more
+// -t: the most threads a command takes. Each thread keeps two batches in flight (a few MB each), so
+// -t 100000000 would ask for 2e8 batches and run out of memory instead of starting; 1024 is more
 // than any machine qmer runs on has cores.
 inline constexpr unsigned max_threads = 1024;
 

@@ -106,8 +106,8 @@ struct filter_sections<qf::locally_locked_filter> {
 // r, total slots, size, canonical slots, layout tag}, its blocks written straight from the
 // concurrent table as they are made. Queries read those blocks in place
 // (filter_codec<expandable>::open_in_place). Loaded to append to, each level is refilled into its
-// concurrent table first; levels of formats 1 and 2 (the concurrent layout, 4 or 5 params) load as
-// they always did. Each level's concurrent words are checked against its geometry and status bits
+// concurrent table first; levels of formats 1 and 2 (the concurrent layout, 4 or 5 params) load
+// straight into it. Each level's concurrent words are checked against its geometry and status bits
 // before the filter adopts them.
 template <>
 struct filter_sections<qf::expandable_filter> {
@@ -261,7 +261,7 @@ struct bloom_state {
             throw std::invalid_argument("Bloom filter: expected one array of 5 parameters");
         auto const& p = a[0].params;
         // The saved words must be exactly the bits (or blocks of 8 words) the geometry names,
-        // checked before the set is allocated: a block count checked as one word each let a
+        // checked before the set is allocated: a block count checked as one word each would let a
         // crafted file allocate 8x its words.
         if (p[0] == 0 || p[0] > a[0].words.size() * 64 || words_for(p[0]) != a[0].words.size())
             throw std::invalid_argument("Bloom filter: the words do not match its size");

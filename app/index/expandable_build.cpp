@@ -56,9 +56,8 @@ reference_census take_census(index_build& b, reference_set const& refs, build_co
 // With --expected, the references are counted all the same where they are files, and the sorted
 // build fills a first level sized from --expected where it holds them (room left for later
 // --append runs), and from the count where it does not: an --expected below the count would mean
-// inserts into a first level of 1/8 of it and the levels it grew (97.6 Mbp at --expected 500000:
-// 74 s and 7 levels against 2 s and one level counted, 21.2 bits per k-mer against 14.7, and each
-// query paying every level for its absent k-mers).
+// inserts into a first level of 1/8 of it and the levels it grew, a build many times slower, more
+// bits per k-mer, and each query paying every level for its absent k-mers (bench/MEASUREMENTS.md).
 uint64_t expected_after_census(uint64_t expected, reference_census const& census) {
     if (census.distinct_estimate > expected) {
         std::fprintf(stderr,
@@ -83,9 +82,9 @@ uint64_t expected_after_census(uint64_t expected, reference_census const& census
 
 void codec::build(index_build& b) {
     index_options& o = b.options;
-    // The counted build reads the references twice: stdin and pipes are copied first (their
-    // size on disk, compressed as they come) and built from like files, rather than grown into
-    // k-mer by k-mer (~95 ns a k-mer).
+    // The counted build reads the references twice: stdin and pipes are copied first (their size on
+    // disk, compressed as they come) and built from like files, rather than grown into k-mer by
+    // k-mer, which costs many times the sorted fill per k-mer (bench/MEASUREMENTS.md).
     b.copy_what_cannot_be_read_twice();
     reference_set const refs = reference_set::of(o);
     uint64_t expected = o.expected;

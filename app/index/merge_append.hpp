@@ -13,25 +13,24 @@
 
 namespace qmer::app {
 
-// --append by a sorted merge (an append should not insert k-mer by k-mer, ~95 ns each and far more
-// into a minimizer-local index, whose windows crowd clusters): the hashes of the new
-// k-mers that no level holds are gathered, sorted and made distinct, and written as one
-// sequential pass per level (rank_select::rank_select_writer): the top level merged with its
-// stored fingerprints (at the smallest size it passes through that holds them, or its final
-// size, filled to its room), and where it has no room for them all, one new level holding the
-// rest: at the smallest size an ordinary pushed level passes through that holds it, or past its
-// final size sized for it (expandable_filter::plan_sized_level: the slots it needs at --fill,
-// the remainder bits of the level's place in the stack); the levels below the top copied word for
-// word. Taken when the index is the default filter in the rank-select layout without cascading
-// inserts, the references can be read (files) and their hashes fit in memory. Otherwise, or when
-// a level does not fit its slots, it returns nothing and writes nothing, and the caller appends
-// k-mer by k-mer.
+// --append by a sorted merge (an append should not insert k-mer by k-mer, which is slow and slower
+// still into a minimizer-local index, whose windows crowd clusters: bench/append/README.md): the
+// hashes of the new k-mers that no level holds are gathered, sorted and made distinct, and written
+// as one sequential pass per level (rank_select::rank_select_writer): the top level merged with its
+// stored fingerprints (at the smallest size it passes through that holds them, or its final size,
+// filled to its room), and where it has no room for them all, one new level holding the rest: at
+// the smallest size an ordinary pushed level passes through that holds it, or past its final size
+// sized for it (expandable_filter::plan_sized_level: the slots it needs at --fill, the remainder
+// bits of the level's place in the stack); the levels below the top copied word for word. Taken
+// when the index is the default filter in the rank-select layout without cascading inserts, the
+// references can be read (files) and their hashes fit in memory. Otherwise, or when a level does
+// not fit its slots, it returns nothing and writes nothing, and the caller appends k-mer by k-mer.
 //
 // One sized level rather than the levels the filter would push one by one (level i with 2^i
-// times level 0's slots and R0 + i remainder bits): an index grown 64x had 7 levels, 22 bits per
-// k-mer, and each absent k-mer was looked up in all 7 (0.31x a one-level index's queries,
-// bench/append/README.md); with one sized level it has 2, about the bits per k-mer of a
-// one-level index. Theorem 2's bound holds as for the pushed levels
+// times level 0's slots and R0 + i remainder bits): an index grown 64x that way has 7 levels, more
+// bits per k-mer, and each absent k-mer is looked up in all 7 (bench/append/README.md has the
+// queries' cost); with one sized level it has 2, about the bits per k-mer of a one-level index.
+// Theorem 2's bound holds as for the pushed levels
 // (core/qf/concurrent/expandable.hpp, "Sized levels"). Which new k-mer goes to the top and which to
 // the new level does not matter to a query (it looks in every level); each level's k-mers must only
 // be spread over its whole table: each goes where a mix of its hash ranks it, the lowest ranks to

@@ -94,10 +94,10 @@ reference_census count_and_gather(reference_pass const& pass, gathering const& h
     };
     allow();
     pass.progress.begin_phase("reading k-mers", static_cast<double>(guessed), "bp", true, true);
-    // After every batch (an estimate is ~20 us; a batch is 4 MiB of sequence or one longer
-    // record): allowing only every 16th left a reference of 100 Mbp records (a human genome's
-    // chromosomes) at the first allowance, 256 MiB, for its first 16 records, and most of it
-    // went through the scratch file.
+    // After every batch (an estimate takes microseconds; a batch is 4 MiB of sequence or one longer
+    // record): allowing only every 16th would leave a reference of 100 Mbp records (a human
+    // genome's chromosomes) at the first allowance, 256 MiB, for its first 16 records, and send
+    // most of it through the scratch file.
     read_reference_spans(
         pass, counts, [&](std::string_view seq) { return bins.add(seq); },
         [&] {

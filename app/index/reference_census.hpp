@@ -55,14 +55,14 @@ bool gathers_while_counting(reference_set const& refs, bool plain_hash);
 
 // The bins of a read that gathers before the table is sized: as few as the table the files' sizes
 // allow fits (a bin's fingerprints relative to its first in 31 bits), at least 2^10: each thread
-// writes to every bin's buffer, and 2^12 of them (TLB and cache misses on each record) made the
-// reading ~10% slower than 2^10 at 500 Mbp. A table no larger than that guess fits them if its
-// windows are no finer than the bins (from ~2^15 slots).
+// writes to every bin's buffer, and more of them (TLB and cache misses on each record) slow the
+// reading (bench/index/README.md, "Gathering bins"). A table no larger than that guess fits them if
+// its windows are no finer than the bins (from ~2^15 slots).
 unsigned gathering_bin_bits(unsigned guessed_fingerprint_bits) noexcept;
 
 // The largest relative standard error of the one read's sampled count that sizes the table
-// (a margin of 3 of them); beyond it every k-mer is counted again from the bins. Random sequence
-// gives ~0.4%, the bench/scale repetitive reference 0.45%.
+// (a margin of 3 of them); beyond it every k-mer is counted again from the bins. Random and
+// repetitive references give well under half of it (bench/index/README.md, "The sampled count").
 inline constexpr double most_sampled_count_error = 0.01;
 
 // Where count_and_gather keeps what it gathers, and what it may take.

@@ -1,5 +1,5 @@
-// qmer index: references -> canonical k-mers -> hashes -> filter -> index file (DESIGN.md, data
-// flow). The options are checked here; then the index is built, or appended to, through its
+// qmer index: references -> canonical k-mers -> hashes -> filter -> index file (ARCHITECTURE.md,
+// "Data flow"). The options are checked here; then the index is built, or appended to, through its
 // kind's codec (app/filters/kinds/): its own `build` and `append` where it has them (the default
 // kind: app/index/expandable_build.cpp), else by inserts (app/index/insert_build.hpp). The
 // references are read by app/index/reference_reading.hpp's pipeline.

@@ -1,9 +1,9 @@
 // qmer merge: the per-read tables of separate `qmer query -x` runs of the same reads, each against
 // other indexes, joined into exactly the table and summary one run with all those indexes writes
-// (README, "Screening panels"): a panel too large for one machine is queried one index per node
-// and gathered here. Each index's verdict is taken again from its hits and the rule in the table's
-// preamble, and checked against the category that table gives, so a table edited by hand or
-// written under another rule is refused rather than merged into wrong categories.
+// (README, "A panel spread over nodes: `qmer merge`"): a panel too large for one machine is queried
+// one index per node and gathered here. Each index's verdict is taken again from its hits and the
+// rule in the table's preamble, and checked against the category that table gives, so a table
+// edited by hand or written under another rule is refused rather than merged into wrong categories.
 
 #include <charconv>
 #include <memory>

@@ -133,7 +133,7 @@ uint64_t for_each_kmer_hash(Filter const& filter, Hashing const& hashing, std::s
 // goes by whole groups. An op that takes a std::span<uint64_t const> is handed each group whole,
 // in order (every k-mer looked up: count_contained_read_only), lookup_group k-mers at a time
 // (64 rather than 32: the table's lines of about half a 150 bp read in flight at once; --quick's
-// groups stop at 32, where 64 was no faster; bench/qf/LOOKUP_FILL.md has the runs). Returns the
+// groups stop at 32, where 64 is no faster; bench/qf/LOOKUP_FILL.md has the runs). Returns the
 // number of k-mers handed to op.
 inline constexpr size_t lookup_group = 64;
 inline constexpr size_t first_stop_group = 8;

@@ -33,10 +33,10 @@ struct verdict_rule {
     // Smallest t >= 1 with P(Binomial(kmers, p) >= t) <= tail (tail < 1/2), where the tail is
     // upper_tail_bound(): exact to ~1e-12 for short reads, and never below the true tail, so the
     // rule never calls more chance reads than `tail`. Worked in log space, so it cannot underflow
-    // (P(X = 0) = (1 - p)^n is 0 in doubles once n p > ~745: a 1 Mbp read needed n + 1 hits and
-    // was never called), and by bisection between floor(n p) (P(X >= floor(n p)) >= 1/2, as the
-    // median is at least floor(n p)) and Bernstein's bound: at most ~30 evaluations of a fixed
-    // cost, for reads of any length (1e8 k-mers: a few microseconds).
+    // (P(X = 0) = (1 - p)^n is 0 in doubles once n p > ~745: a direct sum would ask a 1 Mbp read
+    // for n + 1 hits and never call it), and by bisection between floor(n p) (P(X >= floor(n p)) >=
+    // 1/2, as the median is at least floor(n p)) and Bernstein's bound: at most ~30 evaluations of
+    // a fixed cost, for reads of any length (1e8 k-mers: a few microseconds).
     static uint64_t chance_threshold(uint64_t kmers, double p, double tail) noexcept {
         if (p <= 0 || kmers == 0) return 1;
         double const n = static_cast<double>(kmers);
@@ -136,7 +136,8 @@ struct verdict_rule {
 
 // A verdict_rule with the default rule's thresholds computed once, for reads of up to `n_max`
 // k-mers (longer ones fall back to the rule): the per-read binomial sum, an exp and a log1p per
-// read, was ~3% of a --quick query's CPU. Answers exactly as the rule does.
+// read, is a visible share of a --quick query's CPU (bench/MEASUREMENTS.md). Answers exactly as the
+// rule does.
 class verdict_table {
   public:
     explicit verdict_table(verdict_rule const& rule, uint64_t n_max = 4096) : rule_(rule) {

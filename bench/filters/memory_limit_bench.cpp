@@ -1,16 +1,17 @@
 // Every filter of the project against this machine's memory limit, measured in the same process
-// (issue 10, item 3). A filter larger than the cache is bound by memory latency (ARCHITECTURE.md,
-// performance rules), so its rates only mean something next to what the memory system allows for
-// as many random accesses over as many bytes. A documented harness, not Google Benchmark: a filter
-// must be filled before it is queried, and the limits and the filters must run in one process,
-// interleaved, so that the ratios compare like with like on a machine shared with other jobs.
+// (bench/filters/README.md). A filter larger than the cache is bound by memory latency
+// (ARCHITECTURE.md, performance rules), so its rates only mean something next to what the memory
+// system allows for as many random accesses over as many bytes. A documented harness, not Google
+// Benchmark: a filter must be filled before it is queried, and the limits and the filters must run
+// in one process, interleaved, so that the ratios compare like with like on a machine shared with
+// other jobs.
 //
 // For each table size --slots-log2 L, n = fill * 2^L keys (what a 2^L-slot quotient filter holds at
 // --fill). For each filter kind of `qmer index --filter`, built as `qmer index` builds it from
 // (--expected n, --fpr p) (app/filters/registry.hpp; the cuckoo filter refuses p < 0.002 and is
 // built at 0.002, as its error message advises), for each thread count T and each batching of
-// --modes (unbatched; groupedW, the app's batching at 60b804a with W = 16; rollingW, a prefetch W
-// hashes ahead of each lookup, what app/pipeline/kmer_batches.hpp is moving to with W = 8):
+// --modes (unbatched; groupedW, W hashes prefetched and then processed together; rollingW, a
+// prefetch W hashes ahead of each lookup):
 //   insert   the n keys into a fresh filter, T threads on disjoint slices, prefetching as the
 //            mode says (one pass per mode: an insert cannot be repeated).
 //   query    after release_retired_tables() and freeze() where the filter has them (what `qmer
@@ -75,9 +76,9 @@ using qmer::app::filter_kind;
 
 // How a loop over hashes prefetches (ARCHITECTURE.md: compute the next hashes' locations, prefetch,
 // then probe). grouped W: W hashes are computed and each prefetched as it comes, then the W are
-// processed (app/pipeline/kmer_batches.hpp at 60b804a, W = 16): the misses of a group overlap, but
-// the number in flight drains to 0 at the end of each group. rolling W: each hash is processed W
-// hashes after its prefetch, so W - 1 others stay in flight all the time.
+// processed: the misses of a group overlap, but the number in flight drains to 0 at the end of each
+// group. rolling W: each hash is processed W hashes after its prefetch, so W - 1 others stay in
+// flight all the time.
 struct batching {
     enum kind_type { none, grouped, rolling } kind = none;
     size_t width = 0;
@@ -102,13 +103,13 @@ batching parse_batching(std::string const& s) {
 }
 
 // Each loop below is a function of its own (noinline), as the app's for_each_kmer_hash is one per
-// filter: with every width and batching unrolled into one caller, GCC ran out of inlining budget
-// and called the key and access lambdas (perf: a call per access). The small lambdas handed to the
-// loops are inlined by force (QMER_HOT); the filters' own functions are left to the compiler, as
-// in the app. A filter's prefetch() that GCC does not inline would be lost altogether (GCC 12's
-// mod/ref analysis sees no side effect in a function that only prefetches and deletes the call:
-// the cuckoo filter's loops had no prefetch left), so bench/CMakeLists.txt turns that analysis off
-// for this program.
+// filter: with every width and batching unrolled into one caller, GCC runs out of inlining budget
+// and calls the key and access lambdas (a call per access). The small lambdas handed to the loops
+// are inlined by force (QMER_HOT); the filters' own functions are left to the compiler, as in the
+// app. A filter's prefetch() that GCC does not inline would be lost altogether (GCC 12's mod/ref
+// analysis sees no side effect in a function that only prefetches and deletes the call, which
+// leaves the cuckoo filter's loops without a prefetch), so bench/CMakeLists.txt turns that analysis
+// off for this program.
 #define QMER_HOT __attribute__((always_inline))
 
 template <typename Key, typename Op>

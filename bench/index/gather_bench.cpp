@@ -1,12 +1,12 @@
 // Throughput of the default build's reading pass on one core, in bases per second
 // (items_per_second): what each thread of `qmer index` does to a large reference before the table
-// is sized (app/index/superkmer_bins.hpp, issue 16). On bench/kmer's ~10 Mbp pseudo-random sequence
+// is sized (app/index/superkmer_bins.hpp). On bench/kmer's ~10 Mbp pseudo-random sequence
 // (bench/kmer/bench_sequence.hpp), built once:
 //   super_kmers/K        canonical k-mers and their minimizers cut into super-k-mers (runs
 //                        sharing a minimizer), summed (bench/kmer's minimizers/K: the same uncut)
 //   super_kmers_hash/K   and every k-mer's plain hash (kmer_hasher), summed
-//   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog (how the one-read build
-//                        counted the distinct k-mers before it sampled them)
+//   super_kmers_count/K  and every k-mer's plain hash into a HyperLogLog (counting every k-mer,
+//                        against which the sampled count of gather/K/B is weighed)
 //   gather_uncounted/K/B superkmer_bins::add without a count: the records written to 2^B bins in
 //                        memory (a build gathers into 2^10 to 2^12: 2^12 from ~2^32 k-mers)
 //   gather/K/B           the same with the build's count (the k-mers of one minimizer in eight,

@@ -1,8 +1,8 @@
 // Throughput of io::sequence_reader against a minimal kseq.h loop over bgzf_read (the baseline the
 // reader is built on, ARCHITECTURE.md "Dependencies"), on the same FASTQ file, plain and gzip, in
-// the same process. Goal (issue 3): the reader within 10% of the loop.
+// the same process. Goal: the reader within 10% of the loop (bench/io/README.md).
 //
-// And the stages of io::chunked_reader (issue 40, item 3) on the same plain file, in the same run:
+// And the stages of io::chunked_reader on the same plain file, in the same run:
 // chunk_cut is the serial input stage alone (reading the text and cutting it into chunks), the
 // most any number of parsing threads can be fed; chunk_parse is one thread parsing chunks (the
 // cutting before each chunk left out of the timing), what each parsing thread adds;

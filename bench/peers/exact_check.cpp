@@ -1,4 +1,4 @@
-// The exact baseline of issue 7's verdict measurement (bench/peers/run.sh): the canonical k-mers of
+// The exact baseline of the verdict measurement of bench/peers/run.sh: the canonical k-mers of
 // the references in an exact hash set (no false positives), and for every read the number of its
 // k-mer positions and of those whose canonical k-mer the set holds. It reports how many reads an
 // exact method calls under BBDuk's rule (at least one shared k-mer) and under qmer's default rule
@@ -7,7 +7,7 @@
 //   - qmer's `kmers` must equal the exact count (same k-mer definition: runs of A/C/G/T only);
 //   - qmer's `hits` can never be below the exact hits (a filter has no false negatives);
 //   - the reads qmer calls that the exact set, under the same rule, does not: the calls that the
-//     filter's false positives add (issue 7 bounds them at 0.01 percentage points).
+//     filter's false positives add (the benchmark's goal bounds them at 0.01 percentage points).
 //
 // Written for this benchmark and independent of qmer's code (its own 2-bit scanner and hash set),
 // so that it can disagree with qmer. Not a *_bench.cpp: run.sh compiles it with g++ against htslib.

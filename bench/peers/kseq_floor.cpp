@@ -3,7 +3,7 @@
 // doing nothing else with them. A screening tool cannot be faster than this on the same file, so
 // every query time in the summary is also shown as a multiple of it. The loop parses with qmer's
 // own line reader (io/detail/kseq_reader.hpp: kseq.h's parser, memchr for line ends): with kseq.h's
-// byte-at-a-time one, qmer's reader had become faster than its floor.
+// byte-at-a-time one, qmer's reader would be faster than its floor, which would then bound nothing.
 //
 // Not a *_bench.cpp on purpose: run.sh compiles it with g++ against htslib, outside CMake, so the
 // benchmark runs from a fresh clone without building the whole project's bench/ folder.
@@ -14,7 +14,7 @@
 // Prints one line per file: path, records, bases.
 
 // kseq.h (through kseq_reader.hpp) before any C++ standard header: glibc's inline isspace() is lost
-// after libstdc++'s headers (bench/io/README.md measured 8%), and qmer's reader includes it the
+// after libstdc++'s headers (bench/io/README.md has the cost), and qmer's reader includes it the
 // same way.
 #include "io/detail/kseq_reader.hpp"
 

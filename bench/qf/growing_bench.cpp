@@ -7,11 +7,11 @@
 //
 //   bounded_growing     locally locked QF, q = log2 C, r = 13, bounded growing at 90% fill (the
 //                       fingerprint keeps q + r bits: the FPR grows linearly with n)
-//   expandable          core/qf/concurrent/expandable.hpp, FPR bound p (1e-4, as the paper code's
-//   run in
-//                       bench/BASELINES.md), levels starting at C slots, no cascading inserts
-//   expandable_locked_lower  the same, its lower levels queried through the locked path (read-lock
-//                       CASes) until freeze(), as before sealed levels existed
+//   expandable          core/qf/concurrent/expandable.hpp, FPR bound p (1e-4, as the paper
+//                       code's run in bench/BASELINES.md), levels starting at C slots, no
+//                       cascading inserts
+//   expandable_locked_lower  the same, its lower levels queried through the locked path
+//                       (read-lock CASes) until freeze(), as if levels were never sealed
 //                       (expandable_locked_lower below)
 //   expandable_cascading  the same with cascading inserts and early rejection of queries
 //   presized            locally locked QF with room for all 64 C keys from the start: 128 C

@@ -1,4 +1,4 @@
-// Super-k-mer locality (issue 15 item 2): the plain and the minimizer-local hash schemes
+// Super-k-mer locality (bench/qf/LOCALITY.md): the plain and the minimizer-local hash schemes
 // (core/kmer/sequence_hashing.hpp) on the same references, in one process. A documented harness,
 // not Google Benchmark: the tables must be built first and both schemes run interleaved.
 //

@@ -1,9 +1,10 @@
-// Lookup cost against the fill: the query path `qmer query` used before index format 3 (the
-// locally locked table read without locks, contains_final: it walks back to its cluster start)
-// and the rank-and-select layout it answers from now (core/qf/stored/block_format.hpp: offsets per
-// block of 64 slots), on the same fingerprints, at 50% to 95% of the same canonical slots. A
-// documented harness, not Google Benchmark: the tables must be filled first, and both layouts run
-// in one process, interleaved, so their ratios compare like with like on a shared machine.
+// Lookup cost against the fill: the concurrent layout's lock-free query (the locally locked table
+// read without locks, contains_final: it walks back to its cluster start) and the rank-and-select
+// layout `qmer query` answers from since index format 3 (core/qf/stored/block_format.hpp: offsets
+// per block of up to 64 slots), on the same fingerprints, at 50% to 95% of the same canonical
+// slots. A documented harness, not Google Benchmark: the tables must be filled first, and both
+// layouts run in one process, interleaved, so their ratios compare like with like on a shared
+// machine.
 //
 // Lookups are batched as the query pipeline batches k-mers (app/pipeline/kmer_batches.hpp): each
 // key is prefetched 8 keys before it is looked up. Present keys are drawn at random from those
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
         double best_limit = 1e18;
         for (int rep = 0; rep < 3; ++rep) {
             size_t found = 0;
-            // The concurrent layout as the old query path read it.
+            // The concurrent layout, read as contains_final reads it.
             best_present[0] = std::min(
                 best_present[0], batched_ns(
                                      present, [&](uint64_t h) { ll.prefetch(h); },

@@ -1,8 +1,8 @@
 // The quotient filter family side by side: the experiments of Maier, Sanders, Williger (SEA 2020,
-// section 5) at this machine's
-// scale. A documented harness (not Google Benchmark: each experiment needs a table filled to a
-// given degree before it measures, and all filters must run in one process so ratios compare like
-// with like). Writes CSV into the folder given by --out (default bench/qf/results):
+// section 5) at this machine's scale. A documented harness (not Google Benchmark: each experiment
+// needs a table filled to a given degree before it measures, and all filters must run in one
+// process so ratios compare like with like). Writes CSV into the folder given by --out (default
+// bench/qf/results):
 //
 //   threads.csv  (a) 2^24 slots (2^20 with --quick), r = 13, filled to 70% by T threads, then T
 //                threads run successful and unsuccessful queries; T = 1, 2, 8, 16. Concurrent
@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
             return usage();
         }
     }
-    // (a) on 2^24 slots as the issue asks; the single-thread fill sweep on 2^22 keeps a full run
+    // (a) on 2^24 slots (bench/qf/README.md); the single-thread fill sweep on 2^22 keeps a full run
     // near 5 minutes on 2 shared cores (both tables are larger than L2, smaller than L3).
     unsigned const q_threads = slots_log2 != 0 ? slots_log2 : quick ? 20 : 24;
     unsigned const q_fill = quick ? 20 : 22, r = 13;

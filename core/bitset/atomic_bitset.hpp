@@ -11,14 +11,13 @@
 //
 // Memory orders (ARCHITECTURE.md: acquire/release by default, each choice stated):
 //   get()                  acquire load: a reader that sees a bit another thread set also sees
-//   every
-//                          write that thread made before setting it (e.g. data the bit publishes).
+//                          every write that thread made before setting it (e.g. data the bit
+//                          publishes).
 //   set(), clear(), flip() release RMW: the write publishes what the caller wrote before it. The
 //                          RMW itself is what makes concurrent updates of one word safe; the order
 //                          only concerns other memory.
 //   test_and_set()         acq_rel RMW: the caller acts on the old value ("I was first"), so it
-//   must
-//                          also see what the previous setter published.
+//                          must also see what the previous setter published.
 // On x86-64 all of these compile to the same instructions as seq_cst (plain mov for loads, lock-
 // prefixed RMW for updates), so the choice costs nothing there; it matters on ARM and POWER.
 

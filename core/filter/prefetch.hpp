@@ -1,9 +1,8 @@
 #pragma once
 // A software prefetch the optimiser keeps. GCC's mod/ref analysis sees no side effect in
 // __builtin_prefetch, so it takes a prefetch() that does nothing else for a pure function and
-// deletes every call to it that it did not inline (the query loop then waits on every miss:
-// found in bench/qf/lookup_fill_bench.cpp, where the rank-select lookups ran at a tenth of the
-// memory's rate). An asm volatile is a side effect it cannot remove.
+// deletes every call to it that it did not inline, so the query loop would wait on every miss
+// (bench/qf/LOOKUP_FILL.md). An asm volatile is a side effect it cannot remove.
 
 namespace qmer {
 

@@ -2,9 +2,9 @@
 // An element count that any number of threads increment without writing to a shared cache line
 // on every increment: each thread adds to its own shard (a line it alone writes while threads
 // are at most `shards`), and publishes what its shard gathered to one shared total only once per
-// `batch` of its own increments. A filter's inserts used to do a fetch_add on one counter beside
-// the table pointers every insert loads, so one line travelled between all cores on every insert
-// and the locally locked filter's inserts stopped scaling at 4 threads (measured on 16 cores).
+// `batch` of its own increments. A fetch_add on one counter beside the table pointers every insert
+// loads would move that line between all cores on every insert, and the filters' inserts would stop
+// scaling after a few threads (bench/MEASUREMENTS.md).
 //
 //   add_one(batch)   one element: its shard only, and every `batch` of them (per shard) the
 //                    shared total too; returns the total after a publication, else 0

@@ -2,10 +2,11 @@
 // How a sequence's canonical k-mers become the 64-bit hashes the filters take: the hash scheme an
 // index is built with (stored in its header) and queried with. Two schemes:
 //
-// plain (every index before format 4, and every filter but the default): h = kmer_hasher(k-mer).
+// plain (indexes of formats below 4, and every filter but the default): h = kmer_hasher(k-mer).
 //
-// minimizer_local (issue 15, "super-k-mer locality"; the idea of Super Bloom, Conchon-Kerjan,
-// Limasset et al., and of Kraken 2's minimizer lookups, applied to the quotient filter's hash):
+// minimizer_local (super-k-mer locality, bench/qf/LOCALITY.md; the idea of Super Bloom,
+// Conchon-Kerjan, Limasset et al., and of Kraken 2's minimizer lookups, applied to the quotient
+// filter's hash):
 //   h = top B bits of minimizer_spread(the k-mer's minimizer) (core/kmer/minimizer.hpp)
 //       | the k-mer's own hash shifted right by B
 // Consecutive k-mers of a sequence share their minimizer (a super-k-mer: ~6.5 k-mers at k = 31,

@@ -5,8 +5,8 @@
 // Why: a file whose checksum is valid can still hold words no filter wrote (damaged before it was
 // sealed, or made on purpose). The filters trust their tables: a slot left in a lock state (the
 // locally locked filter's 010 read lock and 110 write lock) makes every operation that meets it
-// wait forever for a thread that does not exist (found by fuzzing crafted files, fuzz/README.md:
-// `qmer index --append` hung), a shifted slot 0 leaves every left scan without a cluster start,
+// wait forever for a thread that does not exist (a crafted file makes `qmer index --append` hang
+// so: fuzz/README.md), a shifted slot 0 leaves every left scan without a cluster start,
 // and a run that starts before its canonical slot makes the locally locked insert index its buffer
 // below its start. A saved table is quiescent (indexes are written after the last insert), so it
 // holds no locks, and its status bits describe complete, ordered runs.

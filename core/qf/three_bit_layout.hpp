@@ -75,7 +75,7 @@ struct sorted_placement {
 namespace scan {
 
 // Per-table constants: lane masks and division-free slot <-> (group, lane) arithmetic (a 64-bit
-// division costs ~40 cycles; the slot-at-a-time code did one per slot read).
+// division costs ~40 cycles, and a scan would pay one per slot it reads).
 class layout {
   public:
     layout() = default;

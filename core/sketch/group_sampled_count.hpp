@@ -1,8 +1,8 @@
 #pragma once
 // A distinct count of items that each belong to one group (a k-mer to its minimizer), taken from
-// the items of a sample of the groups: qmer index's one read (issue 16) hashed and counted every
-// k-mer, ~30% of that read (bench/index/README.md); counting the k-mers of one minimizer in eight
-// hashes an eighth of them.
+// the items of a sample of the groups. Hashing and counting every k-mer would be a large share of
+// qmer index's one read of the references (bench/index/README.md, "The sampled count"); counting
+// the k-mers of one minimizer in eight hashes an eighth of them.
 //
 // The sample is a fixed 1/2^sample_bits of the groups, chosen by a uniform hash of the group, so
 // every group is in it with that probability independently of its items, and 2^sample_bits times

@@ -1,7 +1,7 @@
 // kseq.h (through kseq_reader.hpp) comes first, before any C++ standard header: libstdc++'s
 // headers make glibc's <ctype.h> leave out its inline isspace(), and kseq's name parser then calls
-// isspace() through the PLT for every header byte (measured: 8% of the reader's time on 150 bp
-// FASTQ).
+// isspace() through the PLT for every header byte, a cost the reader's profile shows
+// (bench/io/README.md).
 #include "io/detail/kseq_reader.hpp"
 
 #include "io/detail/fastx_parser.hpp"
@@ -43,9 +43,9 @@ namespace {
 constexpr int header_consumed = 1;
 
 // Binary data is recognised by NUL bytes: every binary format (compressed data, executables,
-// images) has them and no text does. A check of every byte for control characters was measured at
-// ~15% of the reader's time on 150 bp FASTQ (over the 10% budget of issue 3), memchr at ~2%; other
-// control bytes can only end k-mer runs in the scanner, never turn into bases.
+// images) has them and no text does. A check of every byte for control characters would cost the
+// reader several times what one memchr does (bench/io/README.md); other control bytes can only end
+// k-mer runs in the scanner, never turn into bases.
 bool has_nul(char const* p, size_t n) noexcept {
     return n != 0 && std::memchr(p, 0, n) != nullptr;
 }

@@ -2,10 +2,10 @@
 // Sequential writes of a large file past the page cache (O_DIRECT), from a thread of their own.
 //
 // Why: a host-sized index is gigabytes written once. Through the page cache every byte is copied
-// into freshly allocated cache pages: on the VM measured, 4 GiB cost the kernel 4-11 s of CPU that
-// way and 0.2 s written direct (bench/JOURNAL.md, the human-sized build), and a 2.4 Gbp build's
-// system time fell from 17-20 s to 7 s. The writes go out from a thread that only waits on the
-// device, so the build's threads never block on them.
+// into freshly allocated cache pages, which costs the kernel seconds of CPU per few GiB where
+// direct writes cost a fraction of one (bench/JOURNAL.md, the human-sized build;
+// bench/MEASUREMENTS.md). The writes go out from a thread that only waits on the device, so the
+// build's threads never block on them.
 //
 // The bytes are copied into one of a few aligned buffers; each full buffer is written at its
 // offset (a multiple of the buffer size, so aligned) while the next fills. Anything direct I/O

@@ -51,7 +51,7 @@ TEST_F(errors, missing_reads_file) {
     EXPECT_TRUE(output_absent("out.tsv"));
 }
 
-// Issue 45, item 7: -t 0 is refused in words, not with CLI11's 300-digit range.
+// -t 0 is refused in words, not with CLI11's 300-digit range.
 TEST_F(errors, zero_threads_said_in_words) {
     for (char const* command : {"index", "query"}) {
         auto const r = std::string(command) == "index"

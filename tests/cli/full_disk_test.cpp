@@ -1,9 +1,9 @@
-// A full disk on a real file system (the README's error table, "full disk"): a 1 MiB tmpfs is
-// mounted in the test's folder and `qmer index` and `qmer query` write more than that into it.
-// Each must stop with exit code 5 and one line naming the output path, and leave nothing in the
-// tmpfs: no file under the final name, no temporary beside it. /dev/full (errors_test.cpp) only
-// tests a device that refuses every write; here the write fails part-way, after the temporary
-// file has taken the space, which is what a disk filling up does.
+// A full disk on a real file system (the README's "Errors and exit codes" table, "a full disk"): a
+// 1 MiB tmpfs is mounted in the test's folder and `qmer index` and `qmer query` write more than
+// that into it. Each must stop with exit code 5 and one line naming the output path, and leave
+// nothing in the tmpfs: no file under the final name, no temporary beside it. /dev/full
+// (errors_test.cpp) only tests a device that refuses every write; here the write fails part-way,
+// after the temporary file has taken the space, which is what a disk filling up does.
 //
 // Mounting needs root (CAP_SYS_ADMIN) and a kernel or container that allows it; where it does
 // not, the tests are skipped with the reason. The tmpfs is unmounted in TearDown, whatever the
@@ -115,10 +115,10 @@ TEST_F(full_disk, query_output_larger_than_the_disk) {
 
 namespace {
 
-// Issue 16: a build whose scratch file (--temp-dir) would not fit its folder's free space is
-// refused once the references are counted, before their k-mers are gathered (it used to fail
-// when the disk filled, minutes into a human-sized build): exit 5, one line naming the folder
-// and both sizes, no index, nothing left in the folder. The same limit with room succeeds.
+// A build whose scratch file (--temp-dir) would not fit its folder's free space is refused once the
+// references are counted, before their k-mers are gathered (rather than when the disk fills,
+// minutes into a human-sized build): exit 5, one line naming the folder and both sizes, no index,
+// nothing left in the folder. The same limit with room succeeds.
 TEST_F(full_disk, build_refuses_a_scratch_folder_without_room) {
     write_file("ref.fa", random_fasta(40, 100000, 3));  // ~9 MB of super-k-mers to spill
     // The least limit the build accepts, from its refusal of a smaller one; a little above it

@@ -61,8 +61,7 @@ TEST_F(in_place_query, a_damaged_word_is_refused_before_any_output_is_final) {
 }
 
 // The reads are opened before the index is read: a typo in a reads path is reported at once, not
-// after seconds of reading a host-sized index (found on the 4.4 GB benchmark index, where it took
-// 5 s). With both missing, the reads are named.
+// after seconds of reading a host-sized index. With both missing, the reads are named.
 TEST_F(in_place_query, a_missing_reads_file_is_reported_before_the_index_is_read) {
     auto const r = qmer({"query", "-q", "-o", "out.tsv", "no-such-index.qmer", "no-such-reads.fq"});
     EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -254,8 +254,8 @@ TEST_F(index_query, no_filter_kind_reports_a_reference_kmer_absent) {
     }
 }
 
-// The fixed-size quotient filters have 256 slots after their 2^q canonical ones; `qmer info` said
-// 0 (it assumed none).
+// The fixed-size quotient filters have 256 slots after their 2^q canonical ones, and `qmer info`
+// counts them (not 0, as if there were none).
 TEST_F(index_query, info_counts_the_overflow_area_of_fixed_quotient_filters) {
     for (char const* kind : {"external-locks", "linear-probing"}) {
         SCOPED_TRACE(kind);
@@ -296,10 +296,10 @@ TEST_F(index_query, a_grown_index_notes_its_levels) {
     EXPECT_EQ(counted.err.find("levels"), std::string::npos) << counted.err;
 }
 
-// Issue 16: an --expected that holds the references' distinct k-mers (lambda: ~48,500) takes the
-// sorted build, like a counted build: one level in the rank-select layout, sized from --expected
-// (three times the count here: a larger table, so fewer false positives, never fewer true k-mers),
-// the same k-mers looked up in every read and the same reads matched as the counted index.
+// An --expected that holds the references' distinct k-mers (lambda: ~48,500) takes the sorted
+// build, like a counted build: one level in the rank-select layout, sized from --expected (three
+// times the count here: a larger table, so fewer false positives, never fewer true k-mers), the
+// same k-mers looked up in every read and the same reads matched as the counted index.
 TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorted_level) {
     std::string const genome = data("lambda_virus.fa.gz").string();
     std::string const reads = data("lambda_reads_1.fq.gz").string();
@@ -330,8 +330,8 @@ TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorte
         // read_id, kmers and match; hits and containment may differ by a false positive.
         for (size_t c : {0u, 1u, 4u}) EXPECT_EQ(a[i][c], b[i][c]) << "row " << i << " column " << c;
     }
-    // The same from stdin: copied to a scratch file, then the same sorted build (it used to insert
-    // k-mer by k-mer into a level grown from 1/8 of --expected), so the same words, the same hits.
+    // The same from stdin: copied to a scratch file, then the same sorted build (not inserts k-mer
+    // by k-mer into a level grown from 1/8 of --expected), so the same words, the same hits.
     auto const piped =
         qmer({"index", "-q", "--expected", "150000", "-o", "piped.qmer", "-"}, genome);
     ASSERT_EQ(piped.exit_code, 0) << piped.err;
@@ -345,11 +345,11 @@ TEST_F(index_query, an_expected_count_that_holds_the_references_builds_one_sorte
     EXPECT_EQ(tsv_rows(from_pipe.out), tsv_rows(with_room.out));
 }
 
-// An --expected below the references' count (1,000 for lambda's ~48,500 k-mers) once meant
-// inserts into a first level of 125 k-mers and the 6-7 levels it grew: 35x the build time on 97.6
-// Mbp, 21 bits per k-mer against 15, every absent k-mer looked up in every level. The default
-// filter counts the references all the same: it now makes the index for the count, the same one
-// as without --expected, and says so; from a file or from stdin.
+// An --expected below the references' count (1,000 for lambda's ~48,500 k-mers) would mean inserts
+// into a first level of 125 k-mers and the 6-7 levels it grows: a far slower build, more bits per
+// k-mer, every absent k-mer looked up in every level (bench/MEASUREMENTS.md). The default filter
+// counts the references all the same: it makes the index for the count, the same one as without
+// --expected, and says so; from a file or from stdin.
 TEST_F(index_query, an_expected_count_below_the_references_builds_for_the_count) {
     std::string const genome = data("lambda_virus.fa.gz").string();
     std::string const reads = data("lambda_reads_1.fq.gz").string();
@@ -376,12 +376,12 @@ TEST_F(index_query, an_expected_count_below_the_references_builds_for_the_count)
     }
 }
 
-// Issue 16: an --append whose new k-mers fit the top level's room (here: a level made for
-// --expected 60000, holding 40,000 bases' k-mers) is merged into that level in one sorted pass
-// instead of inserted k-mer by k-mer, and says so. It answers exactly as the inserts do (the same
-// k-mers from stdin, which cannot be read for the sorted pass, take the inserts): the same
-// distinct k-mers, one level, the same rows for every read, no read's hits below an exact k-mer
-// set's. One more append that does not fit grows a level the ordinary way.
+// An --append whose new k-mers fit the top level's room (here: a level made for --expected 60000,
+// holding 40,000 bases' k-mers) is merged into that level in one sorted pass instead of inserted
+// k-mer by k-mer, and says so. It answers exactly as the inserts do (the same k-mers from stdin,
+// which cannot be read for the sorted pass, take the inserts): the same distinct k-mers, one level,
+// the same rows for every read, no read's hits below an exact k-mer set's. One more append that
+// does not fit grows a level the ordinary way.
 TEST_F(index_query, an_append_the_top_level_has_room_for_is_merged_in_one_pass) {
     std::string const genome = lambda_genome();
     write_file("base.fa", ">base\n" + genome.substr(0, 40000) + "\n");
@@ -452,15 +452,14 @@ TEST_F(index_query, an_append_the_top_level_has_room_for_is_merged_in_one_pass) 
     EXPECT_EQ(found[0][2], "120");
 }
 
-// Issue 16: an --append of many more k-mers than the index holds (lambda's first 2,000 bases, then
-// the rest: ~24x) writes them in the same sorted pass, not k-mer by k-mer (109 s against 18 s for
-// 97.6 Mbp onto 0.5 Mbp), into the top level and one new level sized for the rest (issue 15: the
-// levels the inserts push, one per doubling, cost an absent k-mer a lookup each). Against the
-// inserts: fewer levels and fewer bits per k-mer, about the same k-mers (a level's fingerprint
-// collisions depend on which k-mers share it), and both answer every read with the exact k-mer
-// set's k-mers and no fewer hits; stdin takes the same pass. The sized level loads as the
-// filter's own: an append by inserts onto it, and another sorted append after that, still find
-// every k-mer.
+// An --append of many more k-mers than the index holds (lambda's first 2,000 bases, then the rest:
+// ~24x) writes them in the same sorted pass, not k-mer by k-mer (many times faster:
+// bench/append/README.md), into the top level and one new level sized for the rest (the levels the
+// inserts push, one per doubling, cost an absent k-mer a lookup each). Against the inserts: fewer
+// levels and fewer bits per k-mer, about the same k-mers (a level's fingerprint collisions depend
+// on which k-mers share it), and both answer every read with the exact k-mer set's k-mers and no
+// fewer hits; stdin takes the same pass. The sized level loads as the filter's own: an append by
+// inserts onto it, and another sorted append after that, still find every k-mer.
 TEST_F(index_query, an_append_beyond_the_top_level_writes_one_level_sized_for_the_rest) {
     std::string const genome = lambda_genome();
     write_file("head.fa", ">head\n" + genome.substr(0, 2000) + "\n");
@@ -687,11 +686,11 @@ TEST_F(index_query, info_reports_what_was_built) {
     EXPECT_NE(json.out.find("\"kmers_scanned\": 48482"), std::string::npos) << json.out;
 }
 
-// From files, the default index first counts the distinct k-mers (HyperLogLog) and builds level
-// 0 at its final size: filter_params holds Q0 (index 6) and level 0's current quotient bits
-// (index 8). Stdin and pipes, which cannot be read twice, are copied into a scratch file first
-// (issue 16) and give the same index as the file, word for word; a bad record there is named as
-// the user named the input, not as the scratch copy.
+// From files, the default index first counts the distinct k-mers (HyperLogLog) and builds level 0
+// at its final size: filter_params holds Q0 (index 6) and level 0's current quotient bits (index
+// 8). Stdin and pipes, which cannot be read twice, are copied into a scratch file first and give
+// the same index as the file, word for word; a bad record there is named as the user named the
+// input, not as the scratch copy.
 TEST_F(index_query, file_input_sizes_the_first_level_from_a_distinct_count) {
     write_file("lambda.fa", read_gz(data("lambda_virus.fa.gz")));
     ASSERT_EQ(qmer({"index", "-o", "file.qmer", "lambda.fa"}).exit_code, 0);
@@ -750,14 +749,13 @@ TEST_F(index_query, fill_sizes_the_counted_first_level) {
     EXPECT_FALSE(std::filesystem::exists(dir() / "bad.qmer"));
 }
 
-// Issue 16, item 2: --max-memory is a promise. A limit below what the build needs (its table, the
-// reading pipeline, the longest record) is refused before the build, naming that size; from
-// there up every limit is kept (the peak RSS the closing line reports stays under it), and the
-// filter words are the same whichever way the limit makes the sorted build go: buckets in
-// memory (no limit) or a scratch file (0.2 and 20 MiB to spare; the references read in slices
-// are for fingerprints too long for the scratch file's bins, tested in
-// tests/app/index/sorted_build_test.cpp). A --temp-dir that does not exist fails before any work
-// (exit 5).
+// --max-memory is a promise. A limit below what the build needs (its table, the reading pipeline,
+// the longest record) is refused before the build, naming that size; from there up every limit is
+// kept (the peak RSS the closing line reports stays under it), and the filter words are the same
+// whichever way the limit makes the sorted build go: buckets in memory (no limit) or a scratch file
+// (0.2 and 20 MiB to spare; the references read in slices are for fingerprints too long for the
+// scratch file's bins, tested in tests/app/index/sorted_build_test.cpp). A --temp-dir that does not
+// exist fails before any work (exit 5).
 TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_filter) {
     // 4 Mbp of random sequence in 40 records: a table of ~9 MiB.
     write_file("ref.fa", random_fasta(40, 100000, 11));
@@ -799,12 +797,12 @@ TEST_F(index_query, every_memory_limit_is_kept_or_refused_and_gives_the_same_fil
     EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
 }
 
-// Issue 16, item 1: references large enough (by their files' sizes) are counted and their
-// super-k-mers gathered in one read, the table sized only at its end. The index is word for word
-// the one a build that counts first writes: the same references without the record of Ns that
-// makes the file large (no k-mers, so the same k-mer set) take the two reads, and so does every
-// memory limit's build, with the super-k-mers in memory or in the scratch file. A limit too small
-// for the table is refused, now after that read, naming the size it needs.
+// References large enough (by their files' sizes) are counted and their super-k-mers gathered in
+// one read, the table sized only at its end. The index is word for word the one a build that counts
+// first writes: the same references without the record of Ns that makes the file large (no k-mers,
+// so the same k-mer set) take the two reads, and so does every memory limit's build, with the
+// super-k-mers in memory or in the scratch file. A limit too small for the table is refused, after
+// that read, naming the size it needs.
 TEST_F(index_query, a_large_reference_is_counted_and_gathered_in_one_read) {
     std::string const sequence = random_fasta(30, 100000, 23);  // 3 Mbp: a table of ~6 MiB
     write_file("small.fa", sequence);

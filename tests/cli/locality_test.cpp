@@ -139,8 +139,9 @@ TEST_F(locality, plain_hash_builds_the_plain_scheme_with_the_same_kmers) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
-// Regression: --append hashed the new k-mers with --seed (default 0) whatever seed the index was
-// built with, so an index built with --seed 7 lost every appended k-mer. It is now refused.
+// Regression: an --append must not hash the new k-mers with --seed (default 0) whatever seed the
+// index was built with, or an index built with --seed 7 loses every appended k-mer; a --seed other
+// than the index's is refused.
 TEST_F(locality, append_with_another_seed_is_refused) {
     std::mt19937_64 rng(18);
     write_file("a.fa", ">a\n" + random_bases(rng, 5000) + "\n");

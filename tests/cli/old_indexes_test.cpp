@@ -5,8 +5,9 @@
 // Format 5 changed the order of the external-locks filter's status bits: a format-4 external-locks
 // index is converted as it loads. Format 6 added hash scheme 2, whose levels above the first read
 // more window bits (core/qf/stored/level_windows.hpp): a format-5 minimizer-local index with
-// several levels (scheme 1) reads every level as before, and appending to it keeps scheme 1. Format
-// 7 changed the checksum's rule (io::index_checksum): a format-6 index is checked by the old one.
+// several levels (scheme 1) reads every level as format 5 does, and appending to it keeps scheme 1.
+// Format 7 changed the checksum's rule (io::index_checksum): a format-6 index is checked by its
+// own.
 
 #include <filesystem>
 #include <sstream>

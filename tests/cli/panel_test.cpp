@@ -1,7 +1,8 @@
-// Screening panels end to end (README, "Screening panels"): several indexes in one query, a
-// category per read, --split-by-category, and `qmer merge` of single-index runs against the joint
-// run. The panel: three random genomes (distinct species as far as 31-mers go), the third holding
-// a 2 kb copy of a stretch of the first, so reads from that stretch belong to two indexes.
+// Screening panels end to end (README, "Screening panels" and "A panel spread over nodes"): several
+// indexes in one query, a category per read, --split-by-category, and `qmer merge` of single-index
+// runs against the joint run. The panel: three random genomes (distinct species as far as 31-mers
+// go), the third holding a 2 kb copy of a stretch of the first, so reads from that stretch belong
+// to two indexes.
 
 #include <zlib.h>
 

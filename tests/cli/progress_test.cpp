@@ -1,5 +1,5 @@
-// Issue 16, item 3: a build shows its phases on a terminal (what it reads of how much, and how long
-// is left), and nothing but the closing line when stderr is a file, a pipe or a log.
+// A build shows its phases on a terminal (what it reads of how much, and how long is left), and
+// nothing but the closing line when stderr is a file, a pipe or a log.
 #include <algorithm>
 #include <cstdlib>
 

@@ -41,8 +41,8 @@ class shared_index : public qmer::test::cli_test {
 
 // Eight queries of one index at once, each held open on a named pipe until all have loaded it (a
 // pipe's first 500 reads, more than the 64 KiB block a reader waits for before the index is
-// opened):
-// exactly one reads it into private memory, seven share the mapping, and all eight answer alike.
+// opened): exactly one reads it into private memory, seven share the mapping, and all eight answer
+// alike.
 TEST_F(shared_index, eight_queries_at_once_make_one_private_copy) {
     std::string script = "set -u; pids=(); ";
     for (int i = 0; i < 8; ++i) {

@@ -219,7 +219,7 @@ TEST_F(flagged_pairs_test, single_read_readers_tell_flagged_paired_and_read_ever
         EXPECT_FALSE(sequence_reader(p).flagged_paired()) << p;
         EXPECT_FALSE(chunked_reader(p).flagged_paired()) << p;
     }
-    // By default a reader of single reads ignores the flags, as before: an odd flagged file and
+    // By default a reader of single reads ignores the flags: an odd flagged file and
     // a mixed one are read record by record.
     std::vector<owned_record> const got = read_all(pairs);
     ASSERT_EQ(got.size(), 3u);

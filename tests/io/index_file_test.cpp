@@ -215,7 +215,7 @@ TEST_F(index_file_test, a_deferred_checksum_still_catches_a_damaged_word) {
 }
 
 // A copy into huge pages asks poll() between its pieces; an exception from it abandons the load
-// (how Ctrl-C stops a query while a host-sized index is still being read: it took 8 s before).
+// (how Ctrl-C stops a query while a host-sized index is still being read, not seconds later).
 TEST_F(index_file_test, poll_can_abandon_a_copy) {
     auto const path = write_sample();
     int polls = 0;
@@ -414,8 +414,8 @@ TEST_F(index_file_test, a_rewrite_across_checksum_pieces_seals_the_final_bytes) 
     }
 }
 
-// An index named like a compressed file (x.qmer.gz) is written as an index, not BGZF: it was
-// compressed by its name and then refused by every command as "a gzip file, not a qmer index".
+// An index named like a compressed file (x.qmer.gz) is written as an index, not BGZF: compressed by
+// its name, it would be refused by every command as "a gzip file, not a qmer index".
 TEST_F(index_file_test, an_index_named_gz_is_written_uncompressed) {
     auto const path = write_sample("x.qmer.gz");
     qmer::io::index_file f(path);

@@ -148,7 +148,7 @@ TEST(compression_by_name, follows_the_suffix_in_any_case) {
     }
 }
 
-// Before, only lower-case ".gz"/".bgz" were compressed: clean.FQ.GZ was written as plain text.
+// The suffix is matched in any case: clean.FQ.GZ must not be written as plain text.
 TEST(output_file_compression, an_upper_case_gz_is_written_bgzf) {
     temp_folder dir;
     std::string const text = sample_text(20000, 1);

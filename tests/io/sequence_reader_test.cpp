@@ -561,9 +561,9 @@ TEST_F(sequence_reader_test, truncated_bam) {
     }
 }
 
-// Issue 18, item 5: a reads file that grows, shrinks or is replaced while it is read. Each change
-// comes after the first record was handed out and the file is small enough to be buffered whole,
-// so the records read are those of the first version: only the check at the end can tell.
+// A reads file that grows, shrinks or is replaced while it is read. Each change comes after the
+// first record was handed out and the file is small enough to be buffered whole, so the records
+// read are those of the first version: only the check at the end can tell.
 TEST_F(sequence_reader_test, file_changed_while_it_was_read) {
     std::string const text = "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIIII\n";
     auto const after_first_record = [&](std::string const& name, auto&& change) {

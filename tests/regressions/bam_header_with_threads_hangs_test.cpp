@@ -1,13 +1,13 @@
-// Regression (found by fuzz/sequence_reader_fuzz): `qmer query -t 2` on a damaged BAM file could
-// wait forever (exit only by SIGKILL: the wait ignores SIGTERM). With decompression threads
-// started before the header was read, htslib's bam_hdr_read() asked its reader thread whether
-// the end-of-file marker was there; when that thread had already stopped on the damaged block,
-// nobody answered (htslib 1.16, a race: about one run in three of the fuzz input hung). The
-// header is now read first and the threads started after it (io/detail/hts_source.cpp).
+// Regression (found by fuzz/sequence_reader_fuzz): `qmer query -t 2` on a damaged BAM file must not
+// wait forever (exit only by SIGKILL: the wait ignores SIGTERM). With decompression threads started
+// before the header is read, htslib 1.16's bam_hdr_read() asks its reader thread whether the
+// end-of-file marker is there; when that thread has already stopped on the damaged block, nobody
+// answers (a race). So the header is read first and the threads started after it
+// (io/detail/hts_source.cpp).
 //
 // The finding (fuzz/findings/bam_header_threads_hang.bam) goes through the real binary under
-// timeout(1), many times, as the hang was a race; and a valid BAM whose header spans several
-// BGZF blocks reads the same with threads as without (they now start mid-stream).
+// timeout(1), many times, as the hang is a race; and a valid BAM whose header spans several BGZF
+// blocks reads the same with threads as without (they start mid-stream).
 
 #include <gtest/gtest.h>
 #include <htslib/sam.h>

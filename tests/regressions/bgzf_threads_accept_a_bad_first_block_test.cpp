@@ -1,12 +1,11 @@
 // Regression (found by fuzz/sequence_reader_fuzz in CI,
 // fuzz/findings/bgzf_bad_first_block_then_gzip.fa.gz): a first BGZF block whose size field is
 // impossible, then a gzip member holding ">b GGGG", then another such block. Read without
-// decompression threads it is refused at offset 0; with them
-// (`qmer index -t 2`, the default on 2+ cores) htslib 1.16's threaded reader took the bad block
-// for the start of a plain gzip stream, fell back to reading the file so and accepted the
-// record. io/sequence_reader.cpp now reads the first block before the threads start: the same
-// refusal with threads or without, naming the file; a valid multi-block BGZF file reads the same
-// both ways.
+// decompression threads it is refused at offset 0; with them (`qmer index -t 2`, the default on 2+
+// cores) htslib 1.16's threaded reader takes the bad block for the start of a plain gzip stream,
+// falls back to reading the file so and accepts the record. So the first block is read before the
+// threads start (io/detail/opened_input.cpp): the same refusal with threads or without, naming the
+// file; a valid multi-block BGZF file reads the same both ways.
 
 #include <gtest/gtest.h>
 

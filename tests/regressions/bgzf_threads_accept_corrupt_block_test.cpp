@@ -1,7 +1,7 @@
-// Regression (found by fuzz/sequence_reader_fuzz): a BGZF file whose first block claims more
-// bytes than the file holds was refused without decompression threads but read as an empty
-// input with them (htslib's threaded reader ends such a stream as a clean EOF and only leaves
-// its mark in the BGZF error state). Both must refuse it.
+// Regression (found by fuzz/sequence_reader_fuzz): a BGZF file whose first block claims more bytes
+// than the file holds must be refused with decompression threads as without them, although htslib's
+// threaded reader ends such a stream as a clean EOF and only leaves its mark in the BGZF error
+// state (an empty input, if nobody looks).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,14 +1,14 @@
-// Regression (found by fuzz/sequence_reader_fuzz in CI): a BGZF file followed by a plain gzip
-// member, e.g. `cat a.fa.bgz b.fa.gz > ref.fa.gz` (one valid gzip stream that gzip -dc and
-// qmer -t 1 read whole), was refused with decompression threads - that is, by default - as
-// "truncated or unreadable data (htslib error 4)". htslib 1.16's threaded reader falls back to
-// single-threaded reading at the gzip member and marks its own fallback as an I/O error
-// (io/detail/bgzf_fallback.hpp). Both the text path and the SAM path read it now, the same
-// records with any number of threads.
+// Regression (found by fuzz/sequence_reader_fuzz): a BGZF file followed by a plain gzip member,
+// e.g. `cat a.fa.bgz b.fa.gz > ref.fa.gz` (one valid gzip stream that gzip -dc and qmer -t 1 read
+// whole), must not be refused with decompression threads - that is, by default - as "truncated or
+// unreadable data (htslib error 4)". htslib 1.16's threaded reader falls back to single-threaded
+// reading at the gzip member and marks its own fallback as an I/O error
+// (io/detail/bgzf_fallback.hpp). Both the text path and the SAM path read it, the same records with
+// any number of threads.
 //
-// The first fix let two damaged inputs through with threads (the fuzzer's next findings): a BAM
-// whose second block is cut short, where htslib takes the same fallback path after a race, and a
-// bgzipped SAM that htslib's threaded SAM parser read otherwise. Both stay refused.
+// Accepting that fallback must not let two damaged inputs through with threads: a BAM whose second
+// block is cut short, where htslib takes the same fallback path after a race, and a bgzipped SAM
+// that htslib's threaded SAM parser reads otherwise. Both stay refused.
 
 #include <gtest/gtest.h>
 #include <htslib/bgzf.h>

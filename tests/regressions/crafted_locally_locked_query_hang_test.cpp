@@ -1,10 +1,9 @@
-// Regression (found by the fuzz target index_crafted_query, an opt-in variant of
-// fuzz/index_damage_fuzz that also queried crafted files, merged into it since): an expandable
-// index whose checksum is valid but whose level 0 table has status bits no filter writes made
-// `qmer index --append` spin forever (a lock state, or runs that contradict the occupied bits;
-// with --filter locally-locked, queries too). The loaders checked the tables' geometry, not their
-// contents. Loading now checks every quotient filter table (core/qf/table_check.hpp): such a
-// file is a damaged index, exit code 4, naming the file, before any insert or query.
+// Regression (found by fuzz/index_damage_fuzz on crafted files): an expandable index whose checksum
+// is valid but whose level 0 table has status bits no filter writes (a lock state, or runs that
+// contradict the occupied bits) would make `qmer index --append` spin forever (with --filter
+// locally-locked, queries too) if the loaders checked only the tables' geometry. Loading checks
+// every quotient filter table's contents (core/qf/table_check.hpp): such a file is a damaged index,
+// exit code 4, naming the file, before any insert or query.
 //
 // The finding (fuzz/findings/crafted_locally_locked_query_hang.bin) is an edit script of the
 // index_damage targets: fuzz/index_damage.hpp rebuilds the index it edits, and the test runs the

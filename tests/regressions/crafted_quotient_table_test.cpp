@@ -1,10 +1,9 @@
-// Regression (found by the fuzz target index_crafted_query, an opt-in variant of
-// fuzz/index_damage_fuzz that also queried crafted files, merged into it since): the quotient
-// filters loaded whatever words an index file with a valid checksum held. A slot in a lock state
-// made `--append` (and, for `--filter locally-locked`, every query) wait forever for a lock no
-// thread holds; a shifted slot 0 sent the externally locked filter's left scan below the table; a
-// run that begins before its canonical slot made the locally locked insert write below its buffer.
-// core/qf/table_check.hpp now checks each saved table before a filter adopts it, and
+// Regression (found by fuzz/index_damage_fuzz on crafted files): the quotient filters must not load
+// whatever words an index file with a valid checksum holds. A slot in a lock state makes `--append`
+// (and, for `--filter locally-locked`, every query) wait forever for a lock no thread holds; a
+// shifted slot 0 sends the externally locked filter's left scan below the table; a run that begins
+// before its canonical slot makes the locally locked insert write below its buffer.
+// core/qf/table_check.hpp checks each saved table before a filter adopts it, and
 // app/filters/persistence.hpp reports a table it refuses as a damaged index.
 //
 // Tested here: tables written by the filters themselves (full, grown, after removes) pass; each

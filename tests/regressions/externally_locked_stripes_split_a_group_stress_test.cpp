@@ -1,9 +1,8 @@
-// The externally locked filter's lock stripes were exactly 4096 slots, but a slot is written by
-// storing its whole 64-bit group. With 3, 5, 6 or 7 slots to a group (slots of 17-21, 12, 10 or 9
-// bits: --fpr 1e-4 gives 17), the group around a stripe boundary held slots of two stripes, and two
-// threads holding neighbouring stripes could each load it, set their own slot and store it: one
-// element lost, a false negative. Found while moving the filter onto the sequential table (issue
-// 20); the stripes are now whole groups.
+// The externally locked filter's lock stripes must be whole groups, because a slot is written by
+// storing its whole 64-bit group. With stripes of exactly 4096 slots and 3, 5, 6 or 7 slots to a
+// group (slots of 17-21, 12, 10 or 9 bits: --fpr 1e-4 gives 17), the group around a stripe boundary
+// would hold slots of two stripes, and two threads holding neighbouring stripes could each load it,
+// set their own slot and store it: one element lost, a false negative.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,8 +36,8 @@ TEST(externally_locked_stripes_split_a_group, no_group_spans_two_stripes) {
 }
 
 // Two threads insert, in step, the keys of the slots either side of every 4096-slot boundary
-// (empty slots: one store each). With the old stripes the two stores met in one group and one was
-// lost (the unfixed filter lost elements in most runs here: see the closing note of issue 20).
+// (empty slots: one store each). With stripes that split a group, the two stores meet in one group
+// and one is lost in most runs.
 TEST(externally_locked_stripes_split_a_group, neighbouring_stripes_lose_no_store) {
     unsigned const q = 18, r = 9;  // 12-bit slots, 5 to a group
     int const rounds = QMER_TEST_SANITIZED ? 10 : 100;

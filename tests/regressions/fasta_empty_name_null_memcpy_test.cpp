@@ -1,7 +1,7 @@
 // Regression (found by fuzz/sequence_reader_fuzz, input "\n> \n"): a FASTA header with no name
-// leaves kseq's name buffer null, and the FASTA/FASTQ source copied it with memcpy(dst, nullptr,
-// 0), which is undefined behaviour (UBSan aborts the asan preset on it). The record must read as
-// one record with an empty name, comment and sequence.
+// leaves kseq's name buffer null, and the FASTA/FASTQ source must not copy it with memcpy(dst,
+// nullptr, 0), which is undefined behaviour (UBSan aborts the asan preset on it). The record must
+// read as one record with an empty name, comment and sequence.
 
 #include <gtest/gtest.h>
 

@@ -1,20 +1,17 @@
-// Bounded growing started a second migration from a table that had just been replaced: the
-// starter read "current table is t" before the last helper of t's migration published the new
-// table, and "no migration running" after it cleared the migration (without the mutex the starter
-// holds). The second migration's target could never become current (its CAS expects the old
-// table), so the migration pointer was never cleared again and every insert helped it and
-// retried, forever: CI's repeated stress stage hung in expandable_stress.repeated_small_runs_
-// cascading (25 Nov 2026; the core showed a level whose tables went 10 -> 11 quotient bits twice
-// from the same source, the first one current). start_migration now reads the migration pointer
-// first (core/qf/concurrent/locally_locked.hpp).
+// Bounded growing must not start a second migration from a table that has just been replaced: a
+// starter that reads "current table is t" before the last helper of t's migration publishes the new
+// table, and "no migration running" after it clears the migration (without the mutex the starter
+// holds), starts one whose target can never become current (its CAS expects the old table), so the
+// migration pointer is never cleared again and every insert helps it and retries, forever (a level
+// whose tables go the same doubling twice from one source). start_migration therefore reads the
+// migration pointer first (core/qf/concurrent/locally_locked.hpp).
 //
 // The window is two adjacent loads wide (the starter must be preempted between them while the
 // migration it raced with publishes), so this can only be a stress test: tiny tables that double
-// six times a round under sixteen writers, each round under a watchdog that fails the test
-// instead of hanging it. Honest limit: it did not reproduce the hang before the fix (4 x 15 x
-// 2000 rounds, 2 vCPUs); the fix rests on the core dump (two migrations from one source table,
-// only possible through this interleaving) and on the argument in start_migration. The hang was
-// met once, in CI's stress stage at load ~13 (every stress test repeated 20 times, two at once).
+// six times a round under sixteen writers, each round under a watchdog that fails the test instead
+// of hanging it. Its limit: on a machine of few cores the window is rarely met, so a pass is weak
+// evidence; the order's correctness rests on the argument in start_migration, and the hang shows
+// only under heavy load (many stress tests at once).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,11 +1,11 @@
 // Regression (found by fuzz/index_damage_fuzz, with resealed edits): a filter's geometry read from
-// an index file (slot count, quotient bits, Bloom bits, cuckoo buckets) was used to allocate and
-// zero the filter's table before anything compared it with the saved words. One damaged parameter
-// in a file with a valid checksum (damaged before it was sealed, or made on purpose) made the
-// loader ask for petabytes: std::bad_alloc (exit 1, "unexpected failure") instead of index_error,
-// or, for sizes the kernel grants, zeroing until the machine runs out of memory. A cuckoo bucket
-// count that is not a power of two came out as usage_error (exit 2, "bad command line").
-// Every such file must be refused as a damaged index, before any allocation.
+// an index file (slot count, quotient bits, Bloom bits, cuckoo buckets) must be compared with the
+// saved words before it is used to allocate and zero the filter's table. Otherwise one damaged
+// parameter in a file with a valid checksum (damaged before it was sealed, or made on purpose)
+// makes the loader ask for petabytes: std::bad_alloc (exit 1, "unexpected failure") instead of
+// index_error, or, for sizes the kernel grants, zeroing until the machine runs out of memory; and a
+// cuckoo bucket count that is not a power of two must not come out as usage_error (exit 2, "bad
+// command line"). Every such file must be refused as a damaged index, before any allocation.
 
 #include <gtest/gtest.h>
 
@@ -106,7 +106,7 @@ TEST_F(index_geometry_allocates_before_check, expandable_rank_select_level_slot_
 TEST_F(index_geometry_allocates_before_check, cuckoo_buckets) {
     qmer::cuckoo_filter const f(100);
     expect_refused(f, 0, uint64_t{1} << 50);
-    expect_refused(f, 0, 3);  // not a power of two: was usage_error
+    expect_refused(f, 0, 3);  // not a power of two: index_error, not usage_error
 }
 
 }  // namespace

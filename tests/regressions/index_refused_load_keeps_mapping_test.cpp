@@ -1,7 +1,7 @@
-// Regression (found by fuzz/index_loader_fuzz, as a 20x slowdown: the kernel's mapping tree grew
-// with every input): io::index_file maps the file, and when a check then failed the constructor
-// threw without unmapping it - no destructor runs for an object whose constructor throws - so
-// every refused index stayed mapped for the rest of the process.
+// Regression (found by fuzz/index_loader_fuzz, as a slowdown: the kernel's mapping tree grows with
+// every input left mapped): io::index_file maps the file, and when a check then fails the
+// constructor must unmap it before it throws - no destructor runs for an object whose constructor
+// throws - or every refused index stays mapped for the rest of the process.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-// Issue 18, item 5: faults while a run is under way. Each fault is made to land mid-run without
-// timing luck: the query reads its mates from a named pipe whose feeder stops halfway until the
-// test has made the fault, so the run is certainly past its start (its outputs are open) and
-// before its end (the reader cannot pass the pause).
-//   - a reads file rewritten while it was read: before, the records read were those of whichever
-//     version the reader's buffer held, and the run exited 0;
+// Faults while a run is under way. Each fault is made to land mid-run without timing luck: the
+// query reads its mates from a named pipe whose feeder stops halfway until the test has made the
+// fault, so the run is certainly past its start (its outputs are open) and before its end (the
+// reader cannot pass the pause).
+//   - a reads file rewritten while it is read (unchecked, the records read would be those of
+//     whichever version the reader's buffer held, and the run would exit 0);
 //   - the output folder removed during the run;
 // each gives one error line, a non-zero exit and no file under a final name. (A full disk:
 // tests/cli/full_disk_test.cpp; a file that grows, shrinks or is replaced:
@@ -58,10 +58,10 @@ class issue18_faults : public cli_test {
 
 TEST_F(issue18_faults, reads_file_rewritten_while_it_was_read) {
     // Same bytes, new modification time: the one change the records cannot show. Made with touch
-    // alone: rewriting the bytes in place (cat r1.copy > r1.fq) left a moment in which r1.fq was
-    // short, and the fault only waits for the run's temporaries, not for the reader to reach the
-    // pause, so a reader still before it could read the short file and report a broken record
-    // (exit 3 too, but not the message tested here; seen once in ~10 full runs under load).
+    // alone: rewriting the bytes in place (cat r1.copy > r1.fq) would leave a moment in which r1.fq
+    // is short, and the fault only waits for the run's temporaries, not for the reader to reach the
+    // pause, so a reader still before it could read the short file and report a broken record (exit
+    // 3 too, but not the message tested here).
     int const status = run_with_fault("-o out.tsv --matched m.fq", "touch -d 'tomorrow' r1.fq");
     std::string const err = slurp(dir() / "err.txt");
     EXPECT_EQ(status, 3) << err;

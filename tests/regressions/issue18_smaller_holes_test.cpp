@@ -1,4 +1,4 @@
-// Issue 18, item 3: the smaller holes a new user hit, one test each, named after the hole.
+// Smaller holes a new user could hit, one test each, named after the hole.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +29,8 @@ class issue18 : public cli_test {
     std::string const reference = "ACGTACGTTTGACCATGACGATTACGGATCAGGACTTACGACTAGCATCGACTAGCTTAGGC";
 };
 
-// `--expected 1000000000000` ended in std::invalid_argument and exit 1.
+// `--expected 1000000000000` is a usage error naming the option (not std::invalid_argument, exit
+// 1).
 TEST_F(issue18, oversized_expected_ended_in_invalid_argument) {
     for (std::string const filter : {"expandable", "locally-locked", "linear-probing", "bloom"}) {
         for (std::string const expected :
@@ -49,8 +50,8 @@ TEST_F(issue18, oversized_expected_ended_in_invalid_argument) {
     EXPECT_FALSE(std::filesystem::exists(dir() / "x.qmer"));
 }
 
-// Found while naming every bound: `-t 100000000` asked for 2e8 batches in flight and ran out of
-// memory (or was killed) instead of starting; the bound is max_threads (app/common/threads.hpp).
+// `-t 100000000` would ask for 2e8 batches in flight and run out of memory (or be killed) instead
+// of starting; the bound is max_threads (app/common/threads.hpp).
 TEST_F(issue18, huge_thread_count_ran_out_of_memory) {
     ASSERT_EQ(qmer({"index", "-k", "15", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
     for (auto const& args : std::vector<std::vector<std::string>>{
@@ -83,8 +84,8 @@ TEST_F(issue18, cuckoo_refused_the_default_fpr) {
     EXPECT_FALSE(std::filesystem::exists(dir() / "d.qmer"));
 }
 
-// xz, bzip2 and zstd files were "not a sequence file: it starts with byte 0xfd". They are read
-// as the plain file, from a file or from standard input.
+// xz, bzip2 and zstd files are read as the plain file, from a file or from standard input, not
+// refused as "not a sequence file: it starts with byte 0xfd".
 TEST_F(issue18, xz_bzip2_zstd_called_not_a_sequence_file) {
     ASSERT_EQ(qmer({"index", "-k", "15", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
     ASSERT_EQ(qmer({"query", "-q", "-o", "plain.tsv", "ref.qmer", "reads.fq"}).exit_code, 0);
@@ -106,7 +107,7 @@ TEST_F(issue18, xz_bzip2_zstd_called_not_a_sequence_file) {
     }
 }
 
-// `qmer info` printed `parameters 3553718635695981905,50343,...`.
+// `qmer info` names the filter's parameters, not `parameters 3553718635695981905,50343,...`.
 TEST_F(issue18, info_printed_the_parameters_as_raw_integers) {
     ASSERT_EQ(qmer({"index", "-k", "15", "--seed", "7", "-o", "ref.qmer", "ref.fa"}).exit_code, 0);
     auto const text = qmer({"info", "ref.qmer"});

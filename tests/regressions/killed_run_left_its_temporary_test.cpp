@@ -1,8 +1,8 @@
-// A run killed with SIGKILL (the OOM killer, a scheduler's time limit) left its hidden temporary
-// `.NAME.qmer-tmp-XXXXXX` beside each output: 2.5 GB for a host index. Outputs are now files
-// without a name (O_TMPFILE) until they are complete, so a killed run leaves nothing. Skipped
-// where the test folder's file system refuses O_TMPFILE (there the named temporary is still used,
-// and removed by the next run: tests/io/output_file_test.cpp).
+// A run killed with SIGKILL (the OOM killer, a scheduler's time limit) must not leave a hidden
+// temporary `.NAME.qmer-tmp-XXXXXX` beside each output (gigabytes for a host index). Outputs are
+// files without a name (O_TMPFILE) until they are complete, so a killed run leaves nothing. Skipped
+// where the test folder's file system refuses O_TMPFILE (there a named temporary is used, and
+// removed by the next run: tests/io/output_file_test.cpp).
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,15 +1,15 @@
-// Regression (found by fuzz/index_damage_fuzz in CI, an out-of-memory: a 6.4 GiB allocation, and
-// again locally with -use_value_profile=1: 12.8 GiB): a crafted linear-probing index (a valid
-// checksum) whose quotient bits, a 64-bit value in the file, were 2^32 + 32. The loader's range
-// check skipped a q above 40 instead of refusing it, and linear_probing::from_arrays read the
-// value as unsigned (32) and allocated a table of 2^32 slots before comparing it with the few
-// saved words. from_arrays now checks the 64-bit values and the word count before it allocates,
-// and the expandable stack's first remainder bits are bounded on their own (their sum with the
-// quotient bits could wrap).
+// Regression (found by fuzz/index_damage_fuzz, an out-of-memory of gigabytes): a crafted
+// linear-probing index (a valid checksum) whose quotient bits, a 64-bit value in the file, are 2^32
+// + 32. A range check that skips a q above 40 instead of refusing it, and a from_arrays that reads
+// the value as unsigned (32), allocate a table of 2^32 slots before comparing it with the few saved
+// words. linear_probing::from_arrays checks the 64-bit values and the word count before it
+// allocates, and the expandable stack's first remainder bits are bounded on their own (their sum
+// with the quotient bits could wrap).
 //
 // fuzz/findings/linear_probing_geometry_truncated_oom.bin is the edit script; here it is replayed
-// through the real binary with its address space limited to 2 GiB, so the old code fails with
-// "out of memory" (exit 1) instead of exit 4, and the same geometry is written on purpose.
+// through the real binary with its address space limited to 2 GiB, so a loader that allocates first
+// fails with "out of memory" (exit 1) instead of exit 4, and the same geometry is written on
+// purpose.
 
 #include <gtest/gtest.h>
 

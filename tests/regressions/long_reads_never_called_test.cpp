@@ -1,8 +1,8 @@
-// Issue 18, item 2: a read of 1 Mbp copied exactly from the reference (999,970 of 999,970 k-mers
-// found) got `match 0`: the default rule's threshold started from (1 - p)^n, which underflows to 0
-// once n p > ~745, so it became n + 1. Reads of 10 kbp to 4 Mbp cut from a 4.2 Mbp reference now
-// match with containment 1 (one of them reverse-complemented), random reads of the same lengths do
-// not, and --quick gives every read the same verdict.
+// Regression: a read of 1 Mbp copied exactly from the reference (999,970 of 999,970 k-mers found)
+// must match. A threshold started from (1 - p)^n, which underflows to 0 once n p > ~745, would be n
+// + 1 and give it `match 0`. Reads of 10 kbp to 4 Mbp cut from a 4.2 Mbp reference match with
+// containment 1 (one of them reverse-complemented), random reads of the same lengths do not, and
+// --quick gives every read the same verdict.
 #include <algorithm>
 #include <random>
 #include <sstream>

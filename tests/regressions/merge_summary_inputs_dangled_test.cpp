@@ -1,9 +1,8 @@
-// `qmer merge --summary` wrote the reads' names from views into a temporary string that was gone
-// by then: the Snakemake workflow's JSON held bytes that were not UTF-8 ("inputs" of long
+// `qmer merge --summary` must not write the reads' names from views into a temporary string that is
+// gone by then: the Snakemake workflow's JSON would hold bytes that are not UTF-8 ("inputs" of long
 // absolute paths, whose text lives on the heap and is reused). Whether the freed bytes are
-// overwritten depends on the allocator's state: in a release build this test passed with the bug
-// as well, so it is the ASan run (scripts/sanitize asan, .ci/run) that catches it, as a
-// heap-use-after-free.
+// overwritten depends on the allocator's state, so a release build can pass this test with the bug;
+// it is the ASan run (scripts/sanitize asan, .ci/run) that catches it, as a heap-use-after-free.
 #include "cli/cli_fixture.hpp"
 
 namespace {

@@ -1,9 +1,9 @@
-// Issue 18, item 1: an output that was an input replaced it and qmer exited 0
-// (`qmer query -o reads.fq idx.qmer reads.fq` turned the reads into the TSV; `--summary idx.qmer`
-// turned the index into JSON; `qmer index -o ref.fa.gz ref.fa.gz` turned the reference into the
-// index). Every such command is now refused before anything is written: exit 2, one line naming
-// both paths, every file in the folder as it was (no temporary left either). Symlinks and hard
-// links count; "-" and /dev/null stay allowed; `index --append` keeps rewriting its own index.
+// Regression: an output that is also an input must not replace it while qmer exits 0 (`qmer query
+// -o reads.fq idx.qmer reads.fq` would turn the reads into the TSV; `--summary idx.qmer` the index
+// into JSON; `qmer index -o ref.fa.gz ref.fa.gz` the reference into the index). Every such command
+// is refused before anything is written: exit 2, one line naming both paths, every file in the
+// folder as it was (no temporary left either). Symlinks and hard links count; "-" and /dev/null
+// stay allowed; `index --append` keeps rewriting its own index.
 #include <unistd.h>
 
 #include <map>

@@ -1,6 +1,6 @@
 // Regression (found by fuzz/sequence_reader_fuzz, fuzz/findings/sam_empty_record.sam): a SAM line
-// with an empty query name and no bases gives a record with no storage, and the SAM/BAM source
-// copied its name with memcpy(nullptr, ..., 0), undefined behaviour (UBSan aborts the asan preset
+// with an empty query name and no bases gives a record with no storage, and the SAM/BAM source must
+// not copy its name with memcpy(nullptr, ..., 0), undefined behaviour (UBSan aborts the asan preset
 // on it). The record reads as one empty record; the next record reads as usual.
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// `--matched clean.FQ.GZ` was written as plain text: only a lower-case ".gz"/".bgz" compressed.
-// The suffix is now matched in any case, and ".zst" (any case) is written zstd-compressed; each
-// decodes with its own tool to the reads a plain output holds.
+// `--matched clean.FQ.GZ` must not be written as plain text: the suffix is matched in any case, not
+// only as a lower-case ".gz"/".bgz", and ".zst" (any case) is written zstd-compressed; each decodes
+// with its own tool to the reads a plain output holds.
 #include "cli/cli_fixture.hpp"
 
 namespace {

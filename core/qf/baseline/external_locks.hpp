@@ -13,9 +13,9 @@
 //
 // Concurrency: insert and contains may be called from any number of threads at once.
 // - A stripe is a run of whole groups (~4096 slots). A write stores a whole 64-bit group, so two
-//   stripes must never share one: when stripes were exactly 4096 slots and a group held 3, 5, 6 or
-//   7 slots, two threads holding neighbouring stripes could each store their own copy of the group
-//   between them and one slot's write was lost (regression test
+//   stripes must never share one: with stripes of exactly 4096 slots and groups of 3, 5, 6 or 7
+//   slots, two threads holding neighbouring stripes could each store their own copy of the group
+//   between them and lose one slot's write (regression test
 //   externally_locked_stripes_split_a_group).
 // - An operation on canonical slot c holds every stripe of its footprint: from the start of c's
 //   cluster (the last unshifted slot at or before c) to the first empty slot at or after c. That

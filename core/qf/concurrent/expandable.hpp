@@ -83,16 +83,17 @@
 // level's final table. live_memory_bytes() counts the current tables only.
 // release_retired_tables() frees them at a quiescent point (before writing the index).
 //
-// Lookup views: every insert first looks for h on each lower level, and a locally locked
-// table's lookup walks back to the start of h's cluster, a walk that grows with the fill and,
-// under minimizer-local hashing (core/kmer/sequence_hashing.hpp), with the crowding of its windows:
-// appending 3 Mbp to a grown minimizer-local index spent 57% of its time there (perf). A level
-// never changes once sealed, so the thread that seals it writes it once more in the rank-select
-// layout (core/qf/stored/block_format.hpp: per-block offsets, a lookup that reads one or two
-// lines), and lookups of that level use the copy from then on: it is published with release after
-// it is complete, and a lookup that loads it with acquire reads a finished table; until then
-// lookups read the level itself, which holds the same fingerprints. The copy costs about the
-// level's own memory (counted in memory_bytes()), and release_retired_tables() frees it.
+// Lookup views: every insert first looks for h on each lower level, and a locally locked table's
+// lookup walks back to the start of h's cluster, a walk that grows with the fill and, under
+// minimizer-local hashing (core/kmer/sequence_hashing.hpp), with the crowding of its windows: an
+// append to a grown minimizer-local index would spend most of its time there
+// (bench/MEASUREMENTS.md). A level never changes once sealed, so the thread that seals it writes it
+// once more in the rank-select layout (core/qf/stored/block_format.hpp: per-block offsets, a lookup
+// that reads one or two lines), and lookups of that level use the copy from then on: it is
+// published with release after it is complete, and a lookup that loads it with acquire reads a
+// finished table; until then lookups read the level itself, which holds the same fingerprints. The
+// copy costs about the level's own memory (counted in memory_bytes()), and release_retired_tables()
+// frees it.
 
 #include <algorithm>
 #include <array>

@@ -35,9 +35,9 @@
 // acquire load per 64-bit group, the slot values taken out of the register, status bits of all
 // slots of a group tested at once with lane masks (core/qf/three_bit_layout.hpp, namespace scan) -
 // instead of one atomic load per slot. Reading k slots of a group from one load is what k loads
-// would return had no write to that group fallen between them, an interleaving the slot-at-a-time
-// scan allows, so the protocol is unchanged: every lock CAS still uses the group value it examined,
-// a slot is read again (a fresh load) wherever the slot-at-a-time code re-read it (waiting on a
+// would return had no write to that group fallen between them, an interleaving the paper's
+// slot-at-a-time scan allows, so its protocol holds: every lock CAS uses the group value it
+// examined, a slot is read again (a fresh load) wherever Algorithm 1 re-reads it (waiting on a
 // lock, after a failed CAS, after taking a lock), and the checks made under a lock read the table
 // after the lock was taken.
 //
@@ -412,9 +412,9 @@ class locally_locked_filter {
             // and migration_ null after it, and start a second migration from the old table:
             // its target never becomes current (the CAS from a source that is no longer current
             // fails), migration_ is never cleared, and every insert helps it and retries forever
-            // (the livelock CI's repeated stress stage met, 25 Nov: tables 10 -> 11 bits done and
-            // current, a second 10 -> 11 from the same source pending). Null read with acquire
-            // synchronises with that release, so the load of current_ after it sees the target.
+            // (tests/regressions/growing_second_migration_livelock_stress_test.cpp). Null read with
+            // acquire synchronises with that release, so the load of current_ after it sees the
+            // target.
             if (migration_.load(std::memory_order_acquire) != nullptr ||
                 current_.load(std::memory_order_acquire) != t)
                 return;  // someone else is growing it, or grew it

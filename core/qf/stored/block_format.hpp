@@ -23,8 +23,9 @@
 //                             after the runs of every quotient below sb (the slots before E_b
 //                             belong to earlier blocks' quotients)
 //   bits [16, 16 + s)         occupieds: bit j set when quotient sb + j has a run
-//   bits [16 + s, 16 + 2s)    runends: bit j set when slot sb + j holds the last fingerprint of a
-//   run bits [16 + 2s + j r, ...) the remainder of slot sb + j, r bits
+//   bits [16 + s, 16 + 2s)    runends: bit j set when slot sb + j holds the last fingerprint
+//                             of a run
+//   bits [16 + 2s + j r, ...) the remainder of slot sb + j, r bits
 // (r + 2) s + 16 <= 512 bits: 13.5 bits per slot at r = 11 (against 16 in the concurrent layout's
 // 64-bit groups of 4 slots of 14 bits).
 //
@@ -47,6 +48,8 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+
+#include "core/bounds.hpp"
 
 namespace qmer::qf {
 

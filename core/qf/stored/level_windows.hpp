@@ -1,19 +1,18 @@
 #pragma once
 // How each level of a multi-level filter reads a minimizer-local hash, so that every level keeps
-// super-k-mer locality (issue 15, item 2), not only the first.
+// super-k-mer locality (bench/qf/LOCALITY.md), not only the first.
 //
 // A minimizer-local hash (core/kmer/sequence_hashing.hpp) puts the top B bits of its minimizer's
 // spread on top, and a quotient filter maps a hash to its canonical slot by its top bits, so the
 // k-mers of a super-k-mer land in one window of slots / 2^B slots. B is fixed by the first level
 // (windows of 32 to 64 of its slots). Level i of the expandable filter
 // (core/qf/concurrent/expandable.hpp) has 2^i times level 0's slots: read the same way, its windows
-// are 2^i times wider, and from level 3 or so on a super-k-mer's k-mers are random lines again. An
-// index grown 64x by --append spent most of its query time on those levels' misses
-// (bench/append/README.md).
+// are 2^i times wider, and from level 3 or so on a super-k-mer's k-mers are random lines again,
+// which on an index grown 64x by --append would be most of its query time (bench/append/README.md).
 //
 // A level sized by --append (core/qf/concurrent/expandable.hpp, "Sized levels") can be larger
-// still: one level 64x the first, whose windows were 64 times too wide, made its lookups 1.4x
-// slower than a one-level index's.
+// still: one level 64x the first would read windows 64 times too wide, and its lookups would be
+// slower than a one-level index's (bench/append/README.md).
 //
 // So the hash carries E more bits of the minimizer's spread, bits B .. B + E - 1, at its bottom
 // (hash_scheme::minimizer_local_levels; E = 8), where no level's fingerprint reaches, and a level
@@ -22,11 +21,11 @@
 // e is what the window rule asks of the level's final size, less B: locality_window_bits(its
 // slots) - B, at most E (B itself is locality_window_bits of the first level's slots). The
 // level's top B + e bits are then minimizer bits, and its windows span 32 to 64 of its own slots
-// like the first level's (for levels up to 2^E times the first). Level 0 has e = 0, the
-// identity, so a first level reads the hash as it always did, and E = 0 (every index before
-// format 6, and plain hashes) makes every map the identity: those indexes answer exactly as
-// before. The map is fixed by the level's final size, which bounded growing never changes (a
-// level's fingerprints must not change as it doubles).
+// like the first level's (for levels up to 2^E times the first). Level 0 has e = 0, the identity,
+// so a first level reads the hash as format 4's did, and E = 0 (indexes of formats below 6, and
+// plain hashes) makes every map the identity: those indexes answer as the qmer that wrote them did.
+// The map is fixed by the level's final size, which bounded growing never changes (a level's
+// fingerprints must not change as it doubles).
 //
 // Why nothing else changes: a level applies its map to every hash it stores and to every hash it
 // is asked about, and the map depends on the level alone, so an element is found where it was put
@@ -34,7 +33,7 @@
 // e bits of the k-mer's own bits, but a level's fingerprint uses fewer than 64 - B - E of those
 // (its quotient and remainder bits below the window's), so within a window the fingerprint is
 // still uniform: the false-positive argument of core/kmer/sequence_hashing.hpp holds per level.
-// What T gives up is monotonicity: sorted hashes no longer give a level's fingerprints in order,
+// What T gives up is monotonicity: sorted hashes do not give a level's fingerprints in order,
 // so the sorted append (app/index/run.cpp) sorts each level's fingerprints after mapping them.
 
 #include <bit>

@@ -56,16 +56,16 @@ class rank_select_levels {
     // How many of `hashes` some level contains: level by level rather than hash by hash, each
     // level's lookups over the hashes no fuller level holds, on a copy of the level's view in the
     // caller's frame (rank_select_table::count_contained says why the copy: its fields stay in
-    // registers across the group). Hash by hash, every lookup reloaded its level's fields and
-    // branched on the level's answer before the next level's; level by level, the lookups of
-    // one level are independent of each other and overlap.
+    // registers across the group). Hash by hash, every lookup would reload its level's fields and
+    // branch on the level's answer before the next level's; level by level, the lookups of one
+    // level are independent of each other and overlap.
     //
     // The lines of the first level probed are the caller's to prefetch (prefetch_first, as the
-    // hashes are made); each hash that level does not hold has its next level's lines asked for
-    // as it is found missing, a group's worth of lookups before they are read. Prefetching every
-    // level for every hash up front spent the memory system on the levels a present hash never
-    // reaches (2 of 3 k-mers of the mixed reads are found on the fullest level or the next): the
-    // 7-level index of 97.6 Mbp, 300 k mixed reads, 3.30 -> 2.32 s median.
+    // hashes are made); each hash that level does not hold has its next level's lines asked for as
+    // it is found missing, a group's worth of lookups before they are read. Prefetching every level
+    // for every hash up front would spend the memory system on the levels a present hash never
+    // reaches (most k-mers of mixed reads are found on the fullest level or the next;
+    // bench/append/README.md).
     template <typename Select = rank_select::broadword_select>
     uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept {
         uint64_t hits = 0;

@@ -15,8 +15,8 @@ namespace qmer::qf::rank_select {
 // select_bit(x, n): the position of the n-th set bit of x (n >= 1, x has at least n set bits),
 // in constant time without BMI2's pdep (x86-64-v2 has none): the bytes' popcounts summed into
 // running totals by one multiplication pick the byte, a table the bit within it (Vigna, "Broadword
-// Implementation of Rank/Select Queries", WEA 2008, section 5). A bit-at-a-time loop cost up to 64
-// dependent steps, more than the cache miss the lookup waits for.
+// Implementation of Rank/Select Queries", WEA 2008, section 5). A bit-at-a-time loop would take up
+// to 64 dependent steps, more than the cache miss the lookup waits for.
 namespace detail {
 struct select_in_byte_table {
     uint8_t at[8][256]{};

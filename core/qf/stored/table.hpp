@@ -81,7 +81,8 @@ class rank_select_table {
     // lookups. Consecutive k-mers of a read share these lines, so the deeper prefetch costs
     // little more than its instructions; for uniform hashes it would double every lookup's
     // fetches. Reading the offset first and prefetching from E_b (a pass over a group before its
-    // lookups) was slower: the offset's line has not arrived yet for the group's last k-mers.
+    // lookups) is slower: the offset's line has not arrived yet for the group's last k-mers
+    // (bench/qf/LOOKUP_FILL.md).
     [[gnu::always_inline]] void prefetch_local(uint64_t h) const noexcept { prefetch_blocks<4>(h); }
 
     template <typename Select = rank_select::broadword_select>

@@ -88,7 +88,8 @@ TEST(persistence, a_refused_geometry_is_a_damaged_index) {
 }
 
 // A Bloom filter's saved size must match its words exactly (a blocked filter's block is 8 words;
-// checking one word per block let a crafted file allocate 8x its words before restore() refused).
+// checking one word per block would let a crafted file allocate 8x its words before restore()
+// refused).
 TEST(persistence, bloom_sizes_that_do_not_match_their_words_are_damaged_indexes) {
     auto const path = scratch("bloom.qmer");
     auto write = [&](char const* filter, uint64_t first_dimension, size_t words) {

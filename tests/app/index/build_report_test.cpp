@@ -119,9 +119,9 @@ TEST(report_built, quiet_says_nothing) {
     EXPECT_EQ(reported("-", ".", counted(5000), 5000, 5000, "", true), "");
 }
 
-// Regression: counts below 1000 were printed with two spaces before their word ("999  k-mers"):
-// human_count left a separating space after a number with neither prefix nor unit, and the line
-// adds its own.
+// Regression: a count below 1000 must be printed with one space before its word ("999 k-mers", not
+// "999 k-mers"): human_count leaves no separating space after a number with neither prefix nor
+// unit, since the line adds its own.
 TEST(report_built, counts_below_a_thousand_read_with_one_space) {
     std::string const line = reported("-", ".", counted(999), 500, 500);
     EXPECT_NE(line.find("; 999 k-mers, 500 distinct, index 500 B in memory (8.00 bits/k-mer)"),

@@ -197,10 +197,10 @@ bool collect_and_append(Collector& collected, std::vector<uint64_t> const& keys,
     return collected.append_to(sink_into(f, state), 8);
 }
 
-// The scratch-file build (issue 16): the same table, word for word, and the same overloaded
-// windows as the in-memory buckets, whether a bin holds one bucket (37-bit fingerprints at
-// 0.001 are not reached here: 29 bits) or many (~40 bits at 1e-6: 2^4 buckets per bin), with
-// buffers far smaller than a bin so that each bin is read back from many places in the file.
+// The scratch-file build: the same table, word for word, and the same overloaded windows as the
+// in-memory buckets, whether a bin holds one bucket (37-bit fingerprints at 0.001 are not reached
+// here: 29 bits) or many (~40 bits at 1e-6: 2^4 buckets per bin), with buffers far smaller than a
+// bin so that each bin is read back from many places in the file.
 TEST(sorted_build, spilled_bins_give_the_table_and_marks_of_buckets_in_memory) {
     using qmer::app::spilled_fingerprint_buckets;
     using qmer::app::window_marks;
@@ -294,10 +294,10 @@ TEST(sorted_build, spilled_bins_crowded_by_repeats_give_the_marks_of_buckets_in_
     expect_same_words(*in_memory, *spilled);
 }
 
-// Crowded windows in one pass (issue 16): marking every bucket first, then appending each with
-// its marked fingerprints dropped and merged with a sorted collection of the crowded k-mers'
-// plain hashes gives, word for word, the table of the older way (mark and drop while appending,
-// then insert those hashes one by one), from buckets in memory and from the scratch file.
+// Crowded windows in one pass: marking every bucket first, then appending each with its marked
+// fingerprints dropped and merged with a sorted collection of the crowded k-mers' plain hashes
+// gives, word for word, the table of the straightforward way (mark and drop while appending, then
+// insert those hashes one by one), from buckets in memory and from the scratch file.
 TEST(sorted_build, crowded_windows_merged_into_the_append_give_the_inserted_table) {
     using qmer::app::spilled_fingerprint_buckets;
     using qmer::app::window_marks;

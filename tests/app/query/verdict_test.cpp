@@ -61,9 +61,10 @@ double log_upper_tail(uint64_t n, double p, uint64_t t) {
     return log_pmf + std::log(sum);
 }
 
-// Issue 18, item 2: (1 - p)^n underflowed to 0 once n p > ~745, so a 1 Mbp read copied from the
-// reference (999,970 hits of 999,970 k-mers) needed n + 1 hits and was never called. Reads up to
-// 100 Mbp now get a threshold whose chance tail is at most 1e-5, within a hair of the exact one.
+// Regression: (1 - p)^n underflows to 0 once n p > ~745, and a threshold started from it would ask
+// a 1 Mbp read copied from the reference (999,970 hits of 999,970 k-mers) for n + 1 hits and never
+// call it. Reads up to 100 Mbp get a threshold whose chance tail is at most 1e-5, within a hair of
+// the exact one.
 TEST(verdict, long_reads_get_a_threshold_they_can_reach) {
     double const log_tail = std::log(1e-5);
     for (double p : {1e-2, 1e-3, 1.0 / 1024, 1e-4, 1.0 / 65536}) {

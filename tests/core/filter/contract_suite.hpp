@@ -11,9 +11,8 @@
 //       static double expected_fpr(my_filter const& f, size_t n);
 //   };
 //   using my_types = ::testing::Types<my_filter>;
-//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_contract, my_types);       // in *_test.cpp
-//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_concurrency, my_types);    // in
-//   *_stress_test.cpp
+//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_contract, my_types);     // *_test.cpp
+//   INSTANTIATE_TYPED_TEST_SUITE_P(my_family, filter_concurrency, my_types);  // *_stress_test.cpp
 //
 // Keys are distinct pseudo-random 64-bit values (splitmix64 of a counter is a bijection), standing
 // in for XXH3 hashes of k-mers.

@@ -1,8 +1,8 @@
 // An insert writes the table and its own thread's count shard, and nothing else of the filter
 // object: no counter or flag that other inserting threads write too, none beside the pointers
-// every insert reads. A shared write per insert moves one cache line between all inserting cores
-// on every insert: the locally locked filter's inserts stopped scaling at 4 threads on a 16-core
-// machine, 0.24x the externally locked baseline, because of one fetch_add on its element count.
+// every insert reads. A shared write per insert moves one cache line between all inserting cores on
+// every insert, and one fetch_add on an element count is enough to stop the inserts scaling after a
+// few threads (bench/MEASUREMENTS.md).
 //
 // How: the filter object's bytes (and, for the expandable filter, its top level's) are copied,
 // one thread inserts a few new keys, and the 128-byte blocks (core/filter/sharded_count.hpp's unit

@@ -153,10 +153,10 @@ TEST(local_kmer_hashing, for_each_overloaded_gives_the_plain_tagged_kmers) {
     EXPECT_TRUE(none.empty());
 }
 
-// The regression of the first draft, which took the window from the minimizer's own top bits: a
-// minimizer is the smallest of w hashes, so those bits are small (most k-mers went to the first
-// windows and the table's offsets overflowed). Top 6 bits over 200 k random k-mers (in ~30 k
-// super-k-mers): every 64th of the table within 25% of its share.
+// Regression: the window must not come from the minimizer's own top bits: a minimizer is the
+// smallest of w hashes, so those bits are small (most k-mers would go to the first windows and the
+// table's offsets would overflow). Top 6 bits over 200 k random k-mers (in ~30 k super-k-mers):
+// every 64th of the table within 25% of its share.
 TEST(local_kmer_hashing, hashes_spread_evenly_over_the_table) {
     std::mt19937_64 rng(6);
     std::string const seq = random_bases(rng, 200'030);

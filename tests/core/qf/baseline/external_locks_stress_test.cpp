@@ -73,12 +73,11 @@ TEST(externally_locked_stress, clusters_across_lock_stripes) {
     hammer_region(4096 - 160, 256, 240, 10);
 }
 
-// Issue 18, item 4: insert read quotient c's occupied bit before cluster_start(), which may drop
-// every lock and take them again from the lower stripe; a thread that gave c its first element in
-// that window made the stale "no run" start a second run for c (2 false negatives, 317 elements for
-// 240 fingerprints, about once in 20-40 runs of the test above). Here 230 keys crowd 4096 - 200 ..
-// 4096 + 15, so most inserts above the boundary restart from stripe 0: the unfixed filter failed
-// about 3 rounds in 1,000 (6 of 2,000 measured; 0 of 8,000 after the fix).
+// Regression: an insert must read quotient c's occupied bit after cluster_start(), which may drop
+// every lock and take them again from the lower stripe; read before it, a thread that gave c its
+// first element in that window makes the stale "no run" start a second run for c (false negatives,
+// more elements than fingerprints). Here 230 keys crowd 4096 - 200 .. 4096 + 15, so most inserts
+// above the boundary restart from stripe 0 and reach that window in a few rounds in 1,000.
 TEST(externally_locked_stress, run_started_while_restarting_from_a_lower_stripe) {
     hammer_region(4096 - 200, 216, 230, QMER_TEST_SANITIZED ? 30 : 300);
 }

@@ -1,6 +1,6 @@
 // The fully expandable quotient filter (core/qf/concurrent/expandable.hpp) under concurrency (label
 // `concurrency`, run under ThreadSanitizer): the typed concurrency suite in both modes, and the
-// issue's check: 8 threads insert 64x the initial capacity (through every doubling and several
+// growth check: 8 threads insert 64x the initial capacity (through every doubling and several
 // level pushes) while 2 threads query keys already inserted; no false negative at any point, no
 // lost insert, and the stack has the shape a single thread would give it.
 
