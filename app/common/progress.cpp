@@ -67,8 +67,9 @@ void progress_meter::end_phase() {
     double const cpu = cpu_seconds();
     phase_times_.push_back({phase_.empty() ? std::string("setting up") : phase_,
                             std::chrono::duration<double>(now - phase_start_).count(),
-                            cpu - phase_cpu_start_});
+                            cpu - phase_cpu_start_, serial_});
     phase_cpu_start_ = cpu;
+    serial_ = 0;
 }
 
 double progress_meter::elapsed_seconds() const {
@@ -172,8 +173,10 @@ void progress_meter::finish(std::string const& extra) {
     end_phase();
     phase_ = "";
     for (auto const& p : phase_times_) {
-        std::fprintf(stderr, "[%s] %-52s %8.3f s wall %8.3f s CPU  %5.2f cores\n", what_.c_str(),
+        std::fprintf(stderr, "[%s] %-52s %8.3f s wall %8.3f s CPU  %5.2f cores", what_.c_str(),
                      (p.label + ":").c_str(), p.wall, p.cpu, p.wall > 0 ? p.cpu / p.wall : 0.0);
+        if (p.serial > 0) std::fprintf(stderr, "  %.3f s serial", p.serial);
+        std::fputc('\n', stderr);
     }
 }
 

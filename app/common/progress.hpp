@@ -37,13 +37,18 @@ class progress_meter {
 
     double elapsed_seconds() const;
 
+    // Adds to the current phase the seconds a serial stage worked (its one thread's time, not
+    // waits): with timings, the phase's line shows it, the part of the phase more threads cannot
+    // shorten. From the serial stage only.
+    void add_serial(double seconds) noexcept { serial_ += seconds; }
+
   private:
     void draw_phase();
     void end_phase();  // records the current phase's times (with timings)
 
     struct phase_time {
         std::string label;
-        double wall = 0, cpu = 0;
+        double wall = 0, cpu = 0, serial = 0;
     };
 
     std::string what_;
@@ -63,6 +68,7 @@ class progress_meter {
     std::chrono::steady_clock::time_point last_draw_;
     uint64_t records_ = 0;
     uint64_t bases_ = 0;
+    double serial_ = 0;  // the current phase's serial stage seconds (add_serial)
 };
 
 // Process CPU time (user + system) in seconds, and peak resident set size in bytes.

@@ -202,7 +202,12 @@ counted_build build_counted(
             out.streamed->begin_section(arrays[1].params, shape.words());
         }
         progress.begin_phase("filling the table", 1, "", false);
-        bool const complete = bins.append_to(sink, marks, threads, &progress);
+        // With threads to spare, each bin's middle is written by the thread that sorted it
+        // (core/qf/stored/segments.hpp); on one thread that only adds the search for its cuts.
+        bool const complete =
+            writer && threads > 1
+                ? bins.append_to(level_writer_sink{*writer, keep}, marks, threads, &progress)
+                : bins.append_to(sink, marks, threads, &progress);
         counts.scratch_bytes = bins.file_bytes();
         gathered.reset();  // the bins' memory, before a fallback's filter takes its own
         if (!complete) {   // everything again, the ordinary way (inserts of stored: no-ops)

@@ -5,6 +5,7 @@
 
 #include <tbb/parallel_pipeline.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "app/common/interrupt.hpp"
 #include "app/common/progress.hpp"
+#include "core/qf/stored/writer.hpp"
 
 namespace qmer::app {
 
@@ -37,14 +39,17 @@ void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsign
 // less than all (nothing after goes in: larger fingerprints). Tokens bound the sorted units
 // waiting for the append; each token's vector is reused from unit to unit (a fresh one per unit
 // cost page faults on every unit: a bin's values take megabytes). False once an append did.
-template <typename Value, typename Sorted, typename Append>
-inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
-                            Append&& append, progress_meter* progress) {
+//
+// Token: what a unit in flight holds (a std::vector<Value> of its sorted values, or more), made
+// once per token and handed to `sorted` and `append` unit after unit.
+template <typename Token, typename Sorted, typename Append>
+inline bool append_tokens_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
+                                   Append&& append, progress_meter* progress) {
     size_t const tokens = 2 * static_cast<size_t>(threads);
-    std::vector<std::vector<Value>> buffers(tokens);
+    std::vector<Token> buffers(tokens);
     // The free buffers: taken by the input stage (serial), given back by the append (serial);
     // never more in flight than tokens, so one is always free when the input stage runs.
-    std::vector<std::vector<Value>*> free;
+    std::vector<Token*> free;
     for (auto& b : buffers) free.push_back(&b);
     std::mutex free_mutex;
     uint32_t next = first;
@@ -52,7 +57,7 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
     bool complete = true;
     struct unit {
         uint32_t number;
-        std::vector<Value>* out;
+        Token* out;
     };
     tbb::parallel_pipeline(
         tokens, tbb::make_filter<void, unit>(tbb::filter_mode::serial_in_order,
@@ -62,7 +67,7 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                                                      return {};
                                                  }
                                                  std::lock_guard lock(free_mutex);
-                                                 std::vector<Value>* out = free.back();
+                                                 Token* out = free.back();
                                                  free.pop_back();
                                                  return {next++, out};
                                              }) &
@@ -72,7 +77,12 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
                                                      return u;
                                                  }) &
                     tbb::make_filter<unit, void>(tbb::filter_mode::serial_in_order, [&](unit u) {
+                        auto const began = std::chrono::steady_clock::now();
                         if (complete && !append(u.number, *u.out)) complete = false;
+                        if (progress != nullptr)
+                            progress->add_serial(std::chrono::duration<double>(
+                                                     std::chrono::steady_clock::now() - began)
+                                                     .count());
                         if (progress != nullptr)
                             progress->advance(static_cast<double>(++appended) / (last - first));
                         std::lock_guard lock(free_mutex);
@@ -81,6 +91,21 @@ inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sor
     throw_if_interrupted();
     return complete;
 }
+
+template <typename Value, typename Sorted, typename Append>
+inline bool append_in_order(uint32_t first, uint32_t last, unsigned threads, Sorted&& sorted,
+                            Append&& append, progress_meter* progress) {
+    return append_tokens_in_order<std::vector<Value>>(
+        first, last, threads, std::forward<Sorted>(sorted), std::forward<Append>(append), progress);
+}
+
+// A level in the rank-select layout written from sorted units, each unit's middle by the thread
+// that sorted it (core/qf/stored/segments.hpp): the level's one writer, which takes what is left
+// in order, and where the words go, in order.
+struct level_writer_sink {
+    qf::rank_select_writer& writer;
+    std::function<void(std::span<uint64_t const>)> emit;
+};
 
 // The same for units whose sorted, distinct fingerprints go to `sink` whole.
 template <typename Sorted>

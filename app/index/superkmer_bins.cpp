@@ -16,6 +16,7 @@
 #include "app/index/bin_hashing.hpp"
 #include "core/kmer/encoding.hpp"
 #include "core/kmer/minimizer.hpp"
+#include "core/qf/stored/segments.hpp"
 
 namespace qmer::app {
 namespace {
@@ -690,6 +691,48 @@ bool superkmer_bins::append_to(sorted_sink const& sink, overloaded_windows const
         0, bin_count(), threads,
         [&](uint32_t bin, std::vector<uint32_t>& offsets) { sorted_bin(bin, marks, offsets); },
         append, progress);
+}
+
+bool superkmer_bins::append_to(level_writer_sink const& level, overloaded_windows const& marks,
+                               unsigned threads, progress_meter* progress) {
+    records_.flush_all();
+    plain_.flush_all();
+    qf::rank_select::shape const shape = level.writer.shape();
+    // What a bin in flight holds: its offsets, its middle segment's words, and the writer and
+    // widening buffer of the thread that wrote them (reused from bin to bin).
+    struct token {
+        std::vector<uint32_t> offsets;
+        qf::unit_segment segment;
+        std::optional<qf::rank_select_writer> writer;
+        std::vector<uint64_t> piece;
+    };
+    auto const sorted = [&](uint32_t bin, token& t) {
+        sorted_bin(bin, marks, t.offsets);
+        uint64_t const base = first_fingerprint(bin);
+        auto const fp = [&](size_t i) { return base + t.offsets[i]; };
+        qf::find_unit_segment(shape, t.offsets.size(), fp, t.segment);
+        if (!t.segment.found) return;
+        if (!t.writer) t.writer.emplace(shape);
+        qf::write_unit_segment(t.segment, fp, *t.writer, t.piece);
+    };
+    bool any = false;
+    uint64_t last = 0;
+    std::vector<uint64_t> piece;
+    auto const append = [&](uint32_t bin, token& t) {
+        std::vector<uint32_t> const& offsets = t.offsets;
+        uint64_t const base = first_fingerprint(bin);
+        auto const fp = [&](size_t i) { return base + offsets[i]; };
+        // Neighbouring bins can share their boundary fingerprint: it goes in once.
+        size_t const at = any && !offsets.empty() && fp(0) == last ? 1 : 0;
+        size_t const took =
+            qf::append_unit(level.writer, t.segment, offsets.size(), at, fp, level.emit, piece);
+        if (took != 0) {
+            any = true;
+            last = fp(at + took - 1);
+        }
+        return at + took == offsets.size();
+    };
+    return append_tokens_in_order<token>(0, bin_count(), threads, sorted, append, progress);
 }
 
 }  // namespace qmer::app

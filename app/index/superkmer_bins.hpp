@@ -268,6 +268,10 @@ class superkmer_bins {
     // k-mers by their plain hash): false if the sink took less than all (the level filled up).
     bool append_to(sorted_sink const& sink, overloaded_windows const& marks, unsigned threads,
                    progress_meter* progress = nullptr);
+    // The same into a level's writer, each bin's middle written by the thread that sorted it
+    // (core/qf/stored/segments.hpp): the same words, with little left to the one writer.
+    bool append_to(level_writer_sink const& level, overloaded_windows const& marks,
+                   unsigned threads, progress_meter* progress = nullptr);
 
     // The bytes that went through the scratch file (0: none was needed).
     uint64_t file_bytes() const noexcept { return records_.file_bytes() + plain_.file_bytes(); }

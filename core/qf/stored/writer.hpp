@@ -93,11 +93,16 @@ class rank_select_writer {
             last_fp = fp;
         };
         size_t i = 0;
-        if (n0 == 0 && end != 0) {
-            uint64_t const q = fingerprints[0] >> r;
+        if (fresh_ && end != 0) {
+            // The first fingerprint since the start or a resume: no run before it to end.
+            uint64_t const fp = fingerprints[0], q = fp >> r;
+            if (n0 != 0 && fp <= last_fp)
+                throw bad("fingerprints out of order for the rank-select layout");
             if (q >= canonical) throw bad("a quotient past the canonical slots");
-            if (q >= total) return 0;
-            place(fingerprints[0], q, q, 0);
+            uint64_t const pos = std::max(q, next);
+            if (pos >= total) return 0;
+            place(fp, q, pos, 0);
+            fresh_ = false;
             i = 1;
         }
         for (; i < end; ++i) {
@@ -131,13 +136,56 @@ class rank_select_writer {
     // fingerprints written.
     template <typename Emit>
     uint64_t finish(Emit&& emit) {
-        if (elements_ != 0) ends_[next_ - 1 - window_first_ * at_.s] = 0xff;
-        slide(shape_.blocks(), 0, emit);
-        flush(emit);
+        end_segment(shape_.blocks(), emit);
         return elements_;
     }
 
+    // Segments (a level written by several writers at once, split_level_writer.hpp). A clean cut
+    // is a block boundary below which every run has ended: every fingerprint of a quotient below
+    // the cut sits below it. Blocks on either side of a clean cut depend on nothing across it (no
+    // run spills over, so the next block's offset is 0), so the words of [a, b) between two clean
+    // cuts can be written by their own writer from their own fingerprints.
+    //
+    // Ends the last run and emits every block below `block`, which must be a clean cut at or
+    // after every slot used (throws std::logic_error where a run would be left open).
+    template <typename Emit>
+    void end_segment(size_t block, Emit&& emit) {
+        if (!fresh_) ends_[next_ - 1 - window_first_ * at_.s] = 0xff;
+        if (next_ > block * at_.s)
+            throw std::logic_error("rank_select_writer: a segment ends early");
+        slide(block, 0, emit);
+        flush(emit);
+    }
+    // After end_segment(a): the words of [a, block) were emitted by the caller, and hold `added`
+    // fingerprints, the last `last_fp`; this writer goes on at `block`, a clean cut.
+    void resume_at(size_t block, uint64_t last_fp, uint64_t added) {
+        window_first_ = block;
+        next_ = block * at_.s;
+        last_fp_ = last_fp;
+        elements_ += added;
+        fresh_ = true;
+    }
+    // The state of a new writer whose first slot is block `block`'s (a clean cut): the writer of
+    // one segment, reused from segment to segment.
+    void restart_at(size_t block) {
+        std::fill(remainders_.begin(), remainders_.end(), 0);
+        std::fill(occupied_.begin(), occupied_.end(), 0);
+        std::fill(ends_.begin(), ends_.end(), 0);
+        window_first_ = block;
+        next_ = block * at_.s;
+        last_fp_ = 0;
+        elements_ = 0;
+        open_runs_ = 0;
+        previous_occupied_ = false;
+        out_blocks_ = 0;
+        fresh_ = true;
+    }
+
     uint64_t size() const noexcept { return elements_; }
+    uint64_t max_elements() const noexcept { return max_elements_; }
+    // The first slot no fingerprint placed so far is in.
+    uint64_t next_slot() const noexcept { return next_; }
+    rank_select::shape const& shape() const noexcept { return shape_; }
 
   private:
     static std::invalid_argument bad(char const* why) {
@@ -379,6 +427,7 @@ class rank_select_writer {
     uint64_t next_ = 0;  // the first free slot
     uint64_t last_fp_ = 0;
     uint64_t elements_ = 0;
+    bool fresh_ = true;  // nothing placed since the start or the last resume_at
 };
 
 }  // namespace qmer::qf

@@ -19,7 +19,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "core/qf/stored/writer.hpp"
+#include "core/qf/three_bit_layout.hpp"
 
 namespace {
 
@@ -242,6 +246,60 @@ TEST(superkmer_bins, a_level_that_fills_up_is_reported) {
         },
         marks, 2);
     EXPECT_FALSE(complete);
+}
+
+// The level written with each bin's middle by the thread that sorted it (level_writer_sink,
+// core/qf/stored/segments.hpp) is the one writer's, word for word: at fills where cuts are many
+// and few, on 2 and 8 threads, with the records in memory and in the scratch file, and when the
+// level fills up part way (max_elements), where both stop at the same fingerprint.
+TEST(superkmer_bins, a_level_written_in_parallel_is_the_one_writers) {
+    std::mt19937_64 rng(8);
+    std::vector<std::string> const refs{random_bases(rng, 1500000)};
+    for (uint64_t const slots : {1600000u, 3000000u}) {
+        setup const s(slots);
+        qmer::qf::rank_select::shape const shape{
+            s.g.canonical_slots(),
+            s.g.canonical_slots() + qmer::qf::overflow_slots_for(s.g.canonical_slots()),
+            s.g.remainder_bits};
+        for (uint64_t const room : {~uint64_t{0}, uint64_t{700000}}) {
+            for (uint64_t const budget : {uint64_t{1} << 30, uint64_t{0}}) {
+                auto const write = [&](bool parallel, unsigned threads) {
+                    tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                              threads);
+                    superkmer_bins bins(s.hashing, s.g, budget,
+                                        std::filesystem::temp_directory_path().string(), 64 << 10);
+                    bins.add(refs[0]);
+                    overloaded_windows marks;
+                    marks.bits.assign(((uint64_t{1} << s.bits) + 63) / 64, 0);
+                    bins.mark(marks, 1e9);
+                    qmer::qf::rank_select_writer writer(shape, room);
+                    std::vector<uint64_t> words;
+                    auto const keep = [&](std::span<uint64_t const> w) {
+                        words.insert(words.end(), w.begin(), w.end());
+                    };
+                    bool const complete =
+                        parallel ? bins.append_to(qmer::app::level_writer_sink{writer, keep}, marks,
+                                                  threads)
+                                 : bins.append_to(
+                                       [&](std::span<uint64_t const> fps) {
+                                           return writer.append(fps, keep);
+                                       },
+                                       marks, threads);
+                    EXPECT_EQ(complete, room == ~uint64_t{0});
+                    writer.finish(keep);
+                    return std::pair{words, writer.size()};
+                };
+                auto const one = write(false, 2);
+                for (unsigned const threads : {2u, 8u}) {
+                    auto const split = write(true, threads);
+                    EXPECT_EQ(split.second, one.second);
+                    EXPECT_TRUE(split.first == one.first)
+                        << "slots " << slots << " room " << room << " budget " << budget
+                        << " threads " << threads;
+                }
+            }
+        }
+    }
 }
 
 // The arena hands out disjoint whole pages: each group's from its own range while it has room,
