@@ -1,8 +1,8 @@
 #pragma once
-// How a `qmer index` build keeps to --max-memory (README, "Memory"): what it holds besides its
-// table, the least limit each route can keep to (a limit below it is refused before any k-mer is
-// stored), and where the sorted builds keep their fingerprints or super-k-mers for a limit (in
-// memory, in a scratch file, or the references read once per slice). Pure functions of sizes.
+// How a `qmer index` build keeps to --max-memory (README, "Threads and memory"): what it holds
+// besides its table, the least limit each route can keep to (a limit below it is refused before any
+// k-mer is stored), and where the sorted builds keep their fingerprints or super-k-mers for a limit
+// (in memory, in a scratch file, or the references read once per slice). Pure functions of sizes.
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,7 @@ void require_least_memory(uint64_t least, uint64_t table_bytes, build_memory con
 
 // A scratch file that would fill its folder's disk is refused once the references are counted,
 // before their k-mers are gathered, not when the disk fills minutes later (a human-sized build
-// writes 9 GiB or more). Reading the references in slices instead would need no disk, but it
+// writes gigabytes). Reading the references in slices instead would need no disk, but it
 // builds with the plain hash (its crowded windows are known only at the end): not the index
 // every other limit gives, and slower to query.
 void require_scratch_room(std::string const& folder, uint64_t need, char const* why);
@@ -71,8 +71,8 @@ struct sorted_build_plan {
 
 // Fingerprints stay in memory (one pass, no disk) while they take at most half of what the table
 // and the overhead leave of the memory limit, and no more than the larger of the table's own
-// size and 256 MiB, so that a build's peak stays near its index's size (the scratch file is as
-// fast: 11.1 against 12.3 s for 200 Mbp, bench/scale/README.md); beyond that they go to a
+// size and 256 MiB, so that a build's peak stays near its index's size (the scratch file is about
+// as fast: bench/scale/README.md); beyond that they go to a
 // scratch file (one pass whatever the limit); where that does not fit either (fingerprints too
 // long for the bins, or a limit too tight for the bins' buffers), the references are read once
 // per slice that fits, and failing that k-mers are inserted one by one (no memory beyond the

@@ -27,9 +27,10 @@ namespace qmer::app {
 using sorted_sink = std::function<size_t(std::span<uint64_t const>)>;
 
 // LSD radix sort of values below 2^bits in digits of at most 13 bits (counters stay in L1), through
-// a scratch buffer of the same size: 2 passes for the usual 25 bits, ~3x faster than std::sort on
-// buckets of ~10^4 values. Every digit's counts come from one read of the values (not one per
-// pass), and a digit that all values share moves nothing.
+// a scratch buffer of the same size: 2 passes for the usual 25 bits, several times faster than
+// std::sort on buckets of ~10^4 values (bench/MEASUREMENTS.md, "Sorted build"). Every digit's
+// counts come from one read of the values (not one per pass), and a digit that all values share
+// moves nothing.
 void radix_sort(std::vector<uint32_t>& a, std::vector<uint32_t>& scratch, unsigned bits);
 
 // Units [first, last) (buckets or bins) through `sorted(unit, out)` in parallel and handed to

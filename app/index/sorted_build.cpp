@@ -18,7 +18,8 @@ namespace {
 
 // 26 bits below the bucket bits: two 13-bit radix passes per bucket, and on the benchmark
 // reference (37-bit fingerprints) 2048 buckets, whose tails (one cache line each, per thread) stay
-// in L2 while a thread scatters; 4096 buckets made the scatter ~35% of the build. Every build of
+// in L2 while a thread scatters (with 4096 buckets they do not, and the scatter becomes a large
+// share of the build: bench/MEASUREMENTS.md, "Sorted build"). Every build of
 // g shares this layout: the window marks judge only windows inside one bucket, so it is part of
 // what makes the index the same whatever the memory limit.
 constexpr unsigned low_bits_target = 26;

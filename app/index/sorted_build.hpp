@@ -1,5 +1,5 @@
 #pragma once
-// The sorted build of a counted first level (qmer index, issue 10: build speed). Instead of one
+// The sorted build of a counted first level (qmer index). Instead of one
 // concurrent insert per k-mer (locking, shifting and a run search each; its cost per k-mer is in
 // the README, "Limitations"), the k-mers' fingerprints are gathered into buckets by their top bits
 // while the references are read, each bucket is sorted and deduplicated in cache, and the buckets
@@ -46,9 +46,10 @@ namespace qmer::app {
 // The build marks every bucket first (stage mark), reads the k-mers of marked windows again
 // into a second, sorted collection of their plain hashes, then appends each bucket with its
 // marked fingerprints dropped (stage drop) merged with that bucket's plain ones: one sorted
-// append, where inserting those k-mers one by one into the nearly full table cost 2.8 us each
-// (a 20 Mbp repetitive reference: 7.3 of 7.6 s). Stage mark_and_drop does both in one call (a
-// build read in several passes, whose marks are complete only at the end).
+// append, where inserting those k-mers one by one into the nearly full table would cost most of
+// the build (each insert shifts a long cluster; bench/MEASUREMENTS.md, "Sorted build"). Stage
+// mark_and_drop does both in one call (a build read in several passes, whose marks are complete
+// only at the end).
 struct window_marks {
     enum class stage { mark_and_drop, mark, drop };
 
@@ -86,7 +87,7 @@ struct window_marks {
 
     // The fingerprint of window w's last hash (all ones for the last window): a multiplication
     // per window instead of a 128-bit division per fingerprint (the window of its smallest
-    // hash), which took 5% of a build.
+    // hash), a visible share of a build.
     uint64_t last_fingerprint(uint64_t window) const noexcept {
         unsigned const shift = 64 - window_bits;
         return window == (~uint64_t{0}) >> shift ? ~uint64_t{0}
@@ -149,7 +150,7 @@ class fingerprint_buckets {
     uint64_t low_mask_ = 0;
     uint32_t first_ = 0, last_ = 0;
     // ets_key_per_instance: local() is a native TLS lookup; the default hashes the thread id on
-    // every call, 3% of the build.
+    // every call, a visible share of the build.
     tbb::enumerable_thread_specific<
         std::vector<std::vector<uint32_t>>,
         tbb::cache_aligned_allocator<std::vector<std::vector<uint32_t>>>, tbb::ets_key_per_instance>
@@ -198,9 +199,9 @@ class spilled_fingerprint_buckets {
     // Stage mark of fingerprint_buckets::sort_and_mark, mostly without its sort: each bin is
     // read back and its windows marked (window_marks::mark_unsorted); such bins stay in the file
     // as they are, and append_to sorts each once (writing every bin back sorted doubled the
-    // scratch file and took a quarter of a 500 Mbp random build). A bin whose candidate windows
+    // scratch file and cost a large share of a build). A bin whose candidate windows
     // hold more than max_candidate_share of its positions (repeats) is sorted, deduplicated,
-    // marked and written back as one piece, as before: it then costs one sort, and the fill
+    // marked and written back as one piece: it then costs one sort, and the fill
     // reads it smaller.
     void sort_and_mark(unsigned threads, progress_meter* progress = nullptr);
     static constexpr double max_candidate_share = 0.25;

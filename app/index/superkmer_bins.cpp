@@ -99,7 +99,8 @@ void for_each_record_window(std::span<uint8_t const> bytes, unsigned offset_bits
 
 // The distinct records among those starting at `records` (offsets into `bytes`), each kept at its
 // first occurrence, in order. A repeat gives the same super-k-mer many times (the crowded windows'
-// positions of a repetitive genome are mostly copies: README, issue 16's section), and each copy
+// positions of a repetitive genome are mostly copies: ARCHITECTURE.md, "How the default index is
+// built"), and each copy
 // would otherwise be decoded and hashed twice in mark() and its plain values written,
 // read back and sorted once more in the fill. Two records are the same when their k-mer count,
 // first k-mer and following bases are (the spread is the k-mers' minimizer's).
@@ -639,8 +640,8 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     // The union of the two sorted lists in one pass, as runs of values below the next plain
     // value, each found by a galloping search: plain values are few (the marked windows', ~1% of
     // a bin). A branch-free merge (each step's pointers moved by the comparison of what they
-    // point at) chains every load to the one before, ~7 cycles a value: a third of this
-    // function's time, where every bin has some plain values.
+    // point at) chains every load to the one before, which would dominate this function where
+    // every bin has some plain values (bench/MEASUREMENTS.md, "Sorted build").
     std::vector<uint32_t>& merged = mine.merged;
     merged.resize(values.size() + plain.size());
     uint32_t* to = merged.data();

@@ -1,5 +1,5 @@
 #pragma once
-// The sorted build of a minimizer-local first level from super-k-mers (issue 16; KMC's design:
+// The sorted build of a minimizer-local first level from super-k-mers (KMC's design:
 // Deorowicz et al., "KMC 2: fast and resource-frugal k-mer counting", Bioinformatics 2015, bins
 // of super-k-mers on disk, each then expanded and sorted in memory).
 //
@@ -53,9 +53,9 @@ namespace qmer::app {
 // from its start, and a shared range for a group whose own is full. The ranges of 8 neighbouring
 // groups go back to the system in one madvise once all 8 are done (a fill sorts bins in order),
 // so that the index file's page cache, written meanwhile, can take the pages (fresh pages cost
-// the most on a virtual machine whose host reclaims free guest memory: README, issue 16's
-// section), and one TLB shootdown serves 8 bins instead of one per 8-32 KiB chunk. malloc's free()
-// of many small blocks would not give the pages back at all.
+// the most on a virtual machine whose host reclaims free guest memory: ARCHITECTURE.md, "How the
+// default index is built"), and one TLB shootdown serves 8 bins instead of one per 8-32 KiB chunk.
+// malloc's free() of many small blocks would not give the pages back at all.
 class chunk_arena {
   public:
     static constexpr size_t page = 4096;
@@ -110,9 +110,9 @@ class chunk_arena {
 // Values reach a buffer through a staging line per bin (software write-combining): a thread
 // writes to all of its 2^10+ bins at random, so a value stored straight into its buffer began a
 // new cache line every few values, each a miss that first reads the line it is about to overwrite
-// (README, issue 16's section). The staging lines (128 bytes per bin, in L2) take the
-// values; each full 64-byte line goes to the buffer with non-temporal stores, which write it
-// without reading it.
+// (ARCHITECTURE.md, "How the default index is built"). The staging lines (128 bytes per bin, in L2)
+// take the values; each full 64-byte line goes to the buffer with non-temporal stores, which write
+// it without reading it.
 class binned_store {
   public:
     // The largest value append() and emplace() take.
@@ -129,7 +129,7 @@ class binned_store {
     thread_bins& mine() { return local_.local(); }
     // Adds `bytes` (at most Room, which `data` must hold) to `bin` through the thread's buffers.
     // Room bytes are copied whatever `bytes` is (a copy of constant size is a few moves; one of
-    // variable size, a libc call per record, was a quarter of the reading's time).
+    // variable size is a libc call per record, a large share of the reading's time).
     template <size_t Room>
     void append(thread_bins& mine, uint32_t bin, void const* data, size_t bytes) {
         emplace<Room>(mine, bin, bytes, [&](uint8_t* at) { std::memcpy(at, data, Room); });
