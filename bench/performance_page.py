@@ -36,6 +36,7 @@ CLAIMS_FILES = [
     "bench/scaling/results/model-2026-11-27T1347/claims.tsv",
     "bench/scaling/external_claims.tsv",
     "bench/query/external_claims.tsv",
+    "bench/accuracy/results/2026-11-27T1438Z/claims.tsv",
 ]
 
 # (section id, heading, the keys of its rows in page order). Every claim read must be placed here
@@ -48,6 +49,9 @@ SECTIONS = [
      ["scaling.second_thread", "scaling.index_vs_kmc", "scaling.qf_inserts", "qf.before_after",
       "model.predicted", "model.xeon16", "model.capacities"]),
     ("shared", "Shared machines (bench/query)", ["query.mapped"]),
+    ("accuracy", "Host depletion accuracy (bench/accuracy)",
+     ["accuracy.short", "accuracy.long_default", "accuracy.long_closest",
+      "accuracy.long_one_setting"]),
 ]
 
 INTRO = """\
