@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
+#include "app/filters/description.hpp"
 #include "app/filters/registry.hpp"
 #include "app/index/options.hpp"
+#include "app/index/preset.hpp"
 #include "app/info/options.hpp"
 #include "app/merge/options.hpp"
 #include "app/query/options.hpp"
@@ -78,8 +80,21 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
             ->required();
     format.describe(&app, references, "REFERENCE", {"qmer index [OPTIONS] -o INDEX REFERENCE..."});
     app.add_option("-o,--output", o.output, "Index file to write")->required();
-    app.add_option("-k,--kmer", o.k, "k-mer length")
+    app.add_option("-k,--kmer", o.k,
+                   "k-mer length (--preset long: " + std::to_string(long_read_k) + ")")
         ->check(CLI::Range(min_k, max_k))
+        ->capture_default_str();
+    // The presets in CLI11's "{a,b}" value column, which the bash completion offers; the name
+    // itself is checked by preset_named (a usage error naming --preset).
+    std::string presets;
+    for (auto const& preset : read_presets)
+        presets.append(presets.empty() ? "{" : ",").append(preset.name);
+    app.add_option("--preset", o.preset,
+                   "Reads the index is for: short (Illumina) or long (noisy long reads: k = " +
+                       std::to_string(long_read_k) + ", and queries also need containment >= " +
+                       number(long_read_min_containment, "%g") +
+                       "); recorded in the index, so queries apply it")
+        ->type_name(presets + "}")
         ->capture_default_str();
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
         ->check(at_least_one_thread);
@@ -126,6 +141,7 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
         "Examples:\n"
         "  qmer index -o lambda.qmer data/lambda_virus.fa.gz\n"
         "  qmer index -k 25 --fpr 0.0001 -t 8 -o hosts.qmer human.fa.gz mouse.fa.gz\n"
+        "  qmer index --preset long -o ecoli.qmer ecoli.fa.gz\n"
         "  qmer index --append -o hosts.qmer rat.fa.gz");
 }
 
@@ -292,6 +308,8 @@ int run_cli(int argc, char** argv) {
 
     if (*index_cmd) {
         index.fpr_given = index_cmd->count("--fpr") > 0;
+        index.k_given = index_cmd->count("--kmer") > 0;
+        apply_preset(index);
         for (int i = 0; i < argc; ++i) {
             if (i) index.command_line += ' ';
             index.command_line += argv[i];

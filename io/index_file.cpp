@@ -105,6 +105,10 @@ std::string encode_header(index_header const& h) {
     b.put<uint32_t>(h.hash.window_bits);
     b.put<uint64_t>(h.hash.overloaded.size());
     for (uint64_t w : h.hash.overloaded) b.put<uint64_t>(w);
+    if (!h.preset.empty()) {
+        b.put_string(h.preset);
+        b.put<double>(h.preset_min_containment);
+    }
     return std::move(b.bytes);
 }
 
@@ -140,6 +144,17 @@ void decode_hash_scheme(byte_parser& in, index_header& h, std::string const& pat
     for (auto& w : h.hash.overloaded) w = in.get<uint64_t>();
 }
 
+// The preset's fields after the hash scheme, checked: a damaged minimum containment would call
+// reads by a rule nobody chose.
+void decode_preset(byte_parser& in, index_header& h, std::string const& path) {
+    h.preset = in.get_string();
+    h.preset_min_containment = in.get<double>();
+    double const c = h.preset_min_containment;
+    if (h.preset.empty() || !(c <= 1) || (c < 0 && c != -1))
+        throw index_error("'" + path +
+                          "': damaged index header (preset or its minimum containment)");
+}
+
 index_header decode_header(char const* data, size_t size, uint32_t version,
                            std::string const& path) {
     byte_parser in(data, size, path);
@@ -163,6 +178,7 @@ index_header decode_header(char const* data, size_t size, uint32_t version,
     if (h.k < 1 || h.k > 32)
         throw index_error("'" + path + "': damaged index header (k out of range)");
     if (version >= 4) decode_hash_scheme(in, h, path);
+    if (version >= 4 && in.remaining() > 0) decode_preset(in, h, path);
     return h;
 }
 

@@ -86,6 +86,14 @@ struct index_header {
     std::string command;              // the command line that built (or last appended to) it
     std::vector<std::string> inputs;  // every reference file indexed, in order
     hash_scheme_params hash;          // how k-mers become hashes (plain before format 4)
+    // The read-type preset the index was built for (`qmer index --preset`) and the verdict rule it
+    // records for queries: the default rule and this minimum containment (< 0: none). Empty for
+    // the default preset, whose header then ends at the hash scheme: an index built without
+    // --preset is byte for byte the one a qmer without presets writes. When present they follow
+    // the hash scheme, within the header's stated length, in the same format version: a qmer
+    // without presets reads the index and applies its own default rule to it.
+    std::string preset;
+    double preset_min_containment = -1;
 };
 
 // One filter array: a few parameter words (geometry) and the raw words.

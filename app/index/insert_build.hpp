@@ -17,6 +17,7 @@
 #include "app/index/build_report.hpp"
 #include "app/index/index_build.hpp"
 #include "app/index/memory_plan.hpp"
+#include "app/index/preset.hpp"
 #include "app/index/reference_census.hpp"
 #include "app/index/reference_reading.hpp"
 #include "core/error.hpp"
@@ -88,6 +89,7 @@ inline io::index_header new_header(index_options const& o) {
     header.filter = o.filter;
     header.fpr = o.fpr;
     header.expected = o.expected;
+    record_preset(header, o);
     return header;
 }
 

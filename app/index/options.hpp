@@ -13,8 +13,12 @@ struct index_options {
     std::vector<std::string> references;  // FASTA/FASTQ/GenBank/EMBL, compressed or not, or "-"
     std::string output;                   // the index file
     unsigned k = 31;                      // min_k .. max_k
-    unsigned threads = 0;                 // 0: all cores
-    double fpr = 0.001;                   // false-positive bound per k-mer
+    // The read-type preset (app/index/preset.hpp): "short" (the default) or "long". It sets k
+    // unless -k was given (k_given), and the rule recorded for queries.
+    std::string preset = "short";
+    bool k_given = false;
+    unsigned threads = 0;    // 0: all cores
+    double fpr = 0.001;      // false-positive bound per k-mer
     bool fpr_given = false;  // --fpr was on the command line (else a filter may raise it)
     std::string filter = "expandable";
     bool cascading = false;      // expandable filter: cascading inserts (bench/qf/GROWING.md)

@@ -46,6 +46,20 @@ std::string hash_scheme_text(hash_scheme_params const& scheme) {
     return buf;
 }
 
+// The read-type preset an index was built for: the header's, or "short" (the default, which
+// records nothing).
+std::string preset_name(io::index_header const& h) {
+    return h.preset.empty() ? "short" : h.preset;
+}
+
+// What its queries apply without --min-hits/--min-containment, in words.
+std::string preset_rule_text(io::index_header const& h) {
+    std::string text = "queries apply the default rule";
+    if (h.preset_min_containment >= 0)
+        text += " and containment >= " + exact_double(h.preset_min_containment);
+    return text + " unless given --min-hits/--min-containment";
+}
+
 }  // namespace
 
 void run_info(info_options const& o) {
@@ -73,6 +87,10 @@ void run_info(info_options const& o) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%g", h.fpr);
         out += "  \"fpr\": " + std::string(buf) + ",\n";
+        out += "  \"preset\": {\"name\": " + json_string(preset_name(h)) +
+               ", \"min_containment\": " +
+               (h.preset_min_containment >= 0 ? exact_double(h.preset_min_containment) : "null") +
+               "},\n";
         out += "  \"expected\": " + std::to_string(h.expected) + ",\n";
         out += "  \"kmers\": " + std::to_string(h.elements) + ",\n";
         out += std::string("  \"empty\": ") + (h.elements == 0 ? "true" : "false") + ",\n";
@@ -120,6 +138,7 @@ void run_info(info_options const& o) {
             out += "  parameters:   " + join_params(h.filter_params) +
                    " (a layout this qmer does not name)\n";
         out += "fpr bound:      " + number(h.fpr, "%g") + "\n";
+        out += "preset:         " + preset_name(h) + " (" + preset_rule_text(h) + ")\n";
         out += "hash scheme:    " + hash_scheme_text(h.hash) + "\n";
         std::snprintf(buf, sizeof buf,
                       "k-mers:         %llu distinct (%llu k-mer positions scanned)\n"

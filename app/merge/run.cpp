@@ -44,8 +44,9 @@ std::vector<std::string_view> split(std::string_view line, char separator) {
     }
 }
 
-// "# index NAME: PATH (k = K, filter = F, fpr = P, k-mers = E, hash seed = S)" back into what
-// wrote it; nullopt when the line is not exactly what panel_index_line() writes.
+// "# index NAME: PATH (k = K, filter = F, fpr = P, k-mers = E, hash seed = S[, preset = R,
+// min-containment = C])" back into what wrote it; nullopt when the line is not exactly what
+// panel_index_line() writes.
 std::optional<index_description> parse_index_line(std::string_view line) {
     constexpr std::string_view lead = "# index ";
     if (!line.starts_with(lead)) return std::nullopt;
@@ -58,7 +59,7 @@ std::optional<index_description> parse_index_line(std::string_view line) {
     d.name = line.substr(lead.size(), colon - lead.size());
     d.path = line.substr(colon + 2, open - colon - 2);
     auto const params = split(line.substr(open + 2, line.size() - open - 3), ',');
-    if (params.size() != 5) return std::nullopt;
+    if (params.size() != 5 && params.size() != 7) return std::nullopt;
     auto value = [&](size_t i, std::string_view key) -> std::optional<std::string_view> {
         std::string_view p = params[i];
         if (i > 0) {
@@ -75,6 +76,12 @@ std::optional<index_description> parse_index_line(std::string_view line) {
         !parse_number(*seed, d.hash_seed))
         return std::nullopt;
     d.filter = *filter;
+    if (params.size() == 7) {
+        auto const preset = value(5, "preset"), containment = value(6, "min-containment");
+        if (!preset || !containment || !parse_number(*containment, d.preset_min_containment))
+            return std::nullopt;
+        d.preset = *preset;
+    }
     if (!valid_index_name(d.name) || panel_index_line(d) != std::string(line) + "\n")
         return std::nullopt;
     return d;
@@ -141,6 +148,7 @@ struct panel_table {
         auto const parsed = parse_rule_line(line);
         if (!parsed) refuse("no '# rule: ...' line as qmer query writes it");
         rule = *parsed;
+        rule.presets = panel_presets_text(indexes, rule);
         rule_line = line;
         rule_at = in.line_number();
         if (verdict_line != "# verdict: " + panel_verdict_text(rule))
@@ -148,13 +156,9 @@ struct panel_table {
         next("column header");
         if (std::string(line) + "\n" != panel_tsv_header(indexes))
             refuse("the column header does not name its indexes' hits");
-        for (auto const& d : indexes) {
-            verdict_rule r;
-            r.kmer_fpr = d.fpr;
-            r.min_hits = rule.min_hits;
-            r.min_containment = rule.min_containment;
-            verdicts.emplace_back(r);
-        }
+        for (auto const& d : indexes)
+            verdicts.emplace_back(verdict_rule::for_index(d.fpr, d.preset, d.preset_min_containment,
+                                                          rule.min_hits, rule.min_containment));
     }
     bool paired() const { return input_line == "# input: pairs"; }
 };
@@ -274,9 +278,13 @@ void merge_pass(merge_options const& o, io::output_file* out, io::output_file* s
     size_t const n = indexes.size();
     bool const paired = first.paired();
 
+    // The joint verdict line names the presets of every table's indexes.
+    panel_rule joint = first.rule;
+    joint.presets = panel_presets_text(indexes, joint);
+    std::string const verdict = panel_verdict_text(joint);
     std::string text = first.version_line + "\n";
     for (auto const& d : indexes) text += panel_index_line(d);
-    text += first.reads_line + "\n" + first.input_line + "\n" + first.verdict_line + "\n" +
+    text += first.reads_line + "\n" + first.input_line + "\n# verdict: " + verdict + "\n" +
             first.rule_line + "\n" + panel_tsv_header(indexes);
 
     query_totals totals;
@@ -317,8 +325,8 @@ void merge_pass(merge_options const& o, io::output_file* out, io::output_file* s
         auto const names = split(
             std::string_view(first.reads_line).substr(std::string_view("# reads:").size()), '\t');
         for (size_t i = 1; i < names.size(); ++i) reads.emplace_back(names[i]);
-        summary->write(panel_summary_json(totals, sums, indexes, first.verdict_line.substr(11),
-                                          reads, progress.elapsed_seconds(), cpu_seconds(),
+        summary->write(panel_summary_json(totals, sums, indexes, verdict, reads,
+                                          progress.elapsed_seconds(), cpu_seconds(),
                                           peak_rss_bytes(), 1));
         summary->commit();
     }

@@ -22,9 +22,11 @@ struct query_options {
     std::string unmatched;           // FASTQ of unmatched reads (by no index), optional
     // Panel form: one FASTQ per category, named after this path (category_path()), optional.
     std::string split_by_category;
-    double min_containment = -1;  // < 0: the default verdict rule decides
-    int64_t min_hits = -1;        // < 0: the default verdict rule decides
-    unsigned threads = 0;         // 0: all cores
+    // Either given (>= 0) replaces the verdict rule: the default one, or the one an index's
+    // preset recorded (verdict_rule::for_index). Both < 0: that rule decides.
+    double min_containment = -1;
+    int64_t min_hits = -1;
+    unsigned threads = 0;  // 0: all cores
     bool interleaved = false;
     bool quick = false;  // stop a read's lookups once it is settled as a match
     // Answer from the index file mapped in place (shared page cache, first read at once) instead

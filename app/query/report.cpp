@@ -100,12 +100,30 @@ std::string json_string(std::string_view s) {
     return out + "\"";
 }
 
+namespace {
+
+// ", preset = P, min-containment = C" for an index that records a preset; empty otherwise.
+std::string preset_text(index_description const& index) {
+    if (index.preset.empty()) return "";
+    return ", preset = " + index.preset +
+           ", min-containment = " + exact_double(index.preset_min_containment);
+}
+
+// The same as JSON members, after an index's others.
+std::string preset_json(index_description const& index) {
+    if (index.preset.empty()) return "";
+    return ", \"preset\": " + json_string(index.preset) +
+           ", \"min_containment\": " + exact_double(index.preset_min_containment);
+}
+
+}  // namespace
+
 std::string tsv_preamble(index_description const& index, std::string const& rule,
                          std::vector<std::string> const& reads) {
     std::string out = "# qmer " QMER_VERSION "\n";
     out += "# index: " + index.path + " (k = " + std::to_string(index.k) +
            ", filter = " + index.filter + ", fpr = " + format_double(index.fpr, "%g") +
-           ", k-mers = " + std::to_string(index.elements) + ")\n";
+           ", k-mers = " + std::to_string(index.elements) + preset_text(index) + ")\n";
     out += "# reads:";
     for (auto const& r : reads) out += " " + r;
     out += "\n# verdict: " + rule + "\n";
@@ -201,7 +219,7 @@ std::string summary_json(query_totals const& t, index_description const& index,
            ", \"k\": " + std::to_string(index.k) + ", \"filter\": " + json_string(index.filter) +
            ", \"fpr\": " + format_double(index.fpr, "%g") +
            ", \"kmers\": " + std::to_string(index.elements) +
-           ", \"hash_seed\": " + std::to_string(index.hash_seed) + "}\n";
+           ", \"hash_seed\": " + std::to_string(index.hash_seed) + preset_json(index) + "}\n";
     out += "}\n";
     return out;
 }
@@ -224,7 +242,7 @@ std::string panel_index_line(index_description const& index) {
     return "# index " + index.name + ": " + index.path + " (k = " + std::to_string(index.k) +
            ", filter = " + index.filter + ", fpr = " + exact_double(index.fpr) +
            ", k-mers = " + std::to_string(index.elements) +
-           ", hash seed = " + std::to_string(index.hash_seed) + ")\n";
+           ", hash seed = " + std::to_string(index.hash_seed) + preset_text(index) + ")\n";
 }
 
 std::string panel_verdict_text(panel_rule const& rule) {
@@ -234,11 +252,25 @@ std::string panel_verdict_text(panel_rule const& rule) {
               "index's)"
             : "per index, hits >= " + std::to_string(std::max<int64_t>(rule.min_hits, 0)) +
                   " and containment >= " + exact_double(std::max(rule.min_containment, 0.0));
+    if (!rule.presets.empty()) text += "; " + rule.presets;
     text += "; category: the one index that matched, multiple, or none";
     if (rule.quick)
         text +=
             "; --quick: an index's lookups stop once the read has the hits to match it, so "
             "hits count only the k-mers looked up (kmers counts them all)";
+    return text;
+}
+
+std::string panel_presets_text(std::vector<index_description> const& indexes,
+                               panel_rule const& rule) {
+    if (rule.min_hits >= 0 || rule.min_containment >= 0) return "";
+    std::string text;
+    for (auto const& index : indexes) {
+        if (index.preset.empty() || index.preset_min_containment < 0) continue;
+        text += (text.empty() ? "index " : "; index ") + index.name +
+                ": also containment >= " + exact_double(index.preset_min_containment) +
+                " (its preset " + index.preset + ")";
+    }
     return text;
 }
 
@@ -311,7 +343,7 @@ std::string panel_summary_json(query_totals const& t, panel_totals const& panel,
                ", \"filter\": " + json_string(index.filter) +
                ", \"fpr\": " + exact_double(index.fpr) +
                ", \"kmers\": " + std::to_string(index.elements) +
-               ", \"hash_seed\": " + std::to_string(index.hash_seed) +
+               ", \"hash_seed\": " + std::to_string(index.hash_seed) + preset_json(index) +
                ", \"hits\": " + std::to_string(panel.hits[i]) +
                ", \"matched\": " + std::to_string(panel.matched[i]) +
                ", \"matched_only\": " + std::to_string(panel.categories[i]) + "}";

@@ -40,6 +40,11 @@ struct index_description {
     double fpr = 0;
     uint64_t elements = 0;
     uint64_t hash_seed = 0;
+    // The read-type preset the index records (io::index_header::preset; empty: none) and its
+    // minimum containment. Written beside the other parameters only when there is one, so an
+    // index without one is described as a qmer without presets describes it.
+    std::string preset;
+    double preset_min_containment = -1;
 };
 
 // "# qmer 0.1.0" ... lines recording the index and the rule, then the column header line.
@@ -74,17 +79,25 @@ struct panel_rule {
     int64_t min_hits = -1;
     double min_containment = -1;
     bool quick = false;
+    // Without minimums given, the indexes whose preset records a minimum containment, in words
+    // (empty: none); part of the verdict line only.
+    std::string presets;
 };
 
 // The # lines and the header of the panel TSV. Everything `qmer merge` needs to rebuild a joint
 // run's output is here: one "# index NAME: PATH (k = .., filter = .., fpr = .., k-mers = ..,
-// hash seed = ..)" line per index (fpr written to round-trip exactly), the reads, whether they
-// are pairs, the verdict in words and its inputs.
+// hash seed = ..[, preset = .., min-containment = ..])" line per index (fpr written to round-trip
+// exactly; the preset only when the index records one), the reads, whether they are pairs, the
+// verdict in words and its inputs.
 std::string panel_tsv_preamble(std::vector<index_description> const& indexes,
                                panel_rule const& rule, std::vector<std::string> const& reads,
                                bool paired);
 std::string panel_index_line(index_description const& index);
 std::string panel_verdict_text(panel_rule const& rule);
+// panel_rule::presets for these indexes: empty when the rule's minimums are given (they replace
+// every index's rule) or no index's preset records a minimum containment.
+std::string panel_presets_text(std::vector<index_description> const& indexes,
+                               panel_rule const& rule);
 std::string panel_rule_line(panel_rule const& rule);
 std::string panel_reads_line(std::vector<std::string> const& reads);  // without '\n'
 std::string panel_tsv_header(std::vector<index_description> const& indexes);

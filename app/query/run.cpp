@@ -202,13 +202,11 @@ class index_lookup_of final : public index_lookup {
     bool quick_;
 };
 
-// The rule every index's verdict follows, with that index's false-positive rate.
-verdict_rule rule_for(query_options const& o, double kmer_fpr) {
-    verdict_rule rule;
-    rule.kmer_fpr = kmer_fpr;
-    rule.min_hits = o.min_hits;
-    rule.min_containment = o.min_containment;
-    return rule;
+// The rule an index's verdict follows: the options' minimums, else the rule its preset recorded,
+// else the default rule, with that index's false-positive rate.
+verdict_rule rule_for(query_options const& o, io::index_header const& h) {
+    return verdict_rule::for_index(h.fpr, h.preset, h.preset_min_containment, o.min_hits,
+                                   o.min_containment);
 }
 
 // One index of the query, loaded and ready to answer.
@@ -228,7 +226,17 @@ struct query_index {
 
     index_description describe() const {
         auto const& h = file.header();
-        return {spec.name, file.path(), h.k, h.filter, h.fpr, h.elements, h.hash_seed};
+        index_description d;
+        d.name = spec.name;
+        d.path = file.path();
+        d.k = h.k;
+        d.filter = h.filter;
+        d.fpr = h.fpr;
+        d.elements = h.elements;
+        d.hash_seed = h.hash_seed;
+        d.preset = h.preset;
+        d.preset_min_containment = h.preset_min_containment;
+        return d;
     }
 };
 
@@ -311,8 +319,8 @@ bool private_copy_fits(query_index& q, bool quiet) {
 // the older formats and the other kinds are copied into their own memory and frozen.
 std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
                                         query_options const& o) {
-    double const fpr = opened.header().fpr;
-    auto q = std::make_unique<query_index>(std::move(spec), std::move(opened), rule_for(o, fpr));
+    verdict_rule const rule = rule_for(o, opened.header());
+    auto q = std::make_unique<query_index>(std::move(spec), std::move(opened), rule);
     io::index_file& file = q->file;
     filter_kind const kind = filter_kind_of_index(file);
     std::optional<qf::rank_select_levels> levels;
@@ -405,8 +413,15 @@ struct query_plan {
 
     // The verdict rule in words, for the TSV preamble and the summary.
     std::string rule_text() const {
-        return panel_form ? panel_verdict_text({o.min_hits, o.min_containment, o.quick})
-                          : rule_for(o, indexes.front()->file.header().fpr).describe(o.quick);
+        return panel_form ? panel_verdict_text(rule())
+                          : indexes.front()->verdicts.rule().describe(o.quick);
+    }
+
+    // The panel's rule: the options', and the indexes whose preset adds a minimum containment.
+    panel_rule rule() const {
+        panel_rule out{o.min_hits, o.min_containment, o.quick, ""};
+        out.presets = panel_presets_text(described(), out);
+        return out;
     }
 
     std::vector<index_description> described() const {
@@ -633,7 +648,7 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
     query_plan const plan(o, indexes, panel, source.paired());
     std::string const rule_text = plan.rule_text();
     auto const described = plan.described();
-    panel_rule const prule{o.min_hits, o.min_containment, o.quick};
+    panel_rule const prule = plan.rule();
 
     query_outputs out(plan, threads);
     out.write_preamble(plan.panel_form ? panel_tsv_preamble(described, prule, o.reads, plan.paired)

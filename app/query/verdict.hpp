@@ -11,7 +11,9 @@
 // reads (120 31-mers) at p = 0.001: t = 4; for a 1 Mbp read, t = 1,139 (chance_threshold() works in
 // log space: reads of any length are called). p is the filter's bound (the index's --fpr), not a
 // guess. With --min-hits or --min-containment the user's thresholds replace the default: a read
-// matches when hits >= min_hits (if given) and hits/kmers >= min_containment (if given).
+// matches when hits >= min_hits (if given) and hits/kmers >= min_containment (if given). An index
+// built with a read-type preset (app/index/preset.hpp) records a rule of its own, applied when the
+// query gives neither option: the default rule and a minimum containment (for_index()).
 
 #include <algorithm>
 #include <cmath>
@@ -27,8 +29,41 @@ struct verdict_rule {
     double tail = 1e-5;           // the default rule's per-read chance-call bound
     int64_t min_hits = -1;        // < 0: not given
     double min_containment = -1;  // < 0: not given
+    // The default rule applies besides the minimums (an index preset's rule); without this it
+    // applies only when neither minimum is given.
+    bool chance_bound_too = false;
+    // Where the rule comes from, for its description: the preset of the index it answers for
+    // (empty: none), and whether the query's --min-hits/--min-containment gave it.
+    std::string index_preset;
+    bool from_options = false;
 
-    bool is_default() const noexcept { return min_hits < 0 && min_containment < 0; }
+    bool is_default() const noexcept {
+        return min_hits < 0 && min_containment < 0 && !chance_bound_too;
+    }
+    bool uses_chance_bound() const noexcept {
+        return chance_bound_too || (min_hits < 0 && min_containment < 0);
+    }
+
+    // The rule a query applies to an index with false-positive rate kmer_fpr and the given preset
+    // record (io::index_header::preset and preset_min_containment): the query's minimums when it
+    // gives one (they replace every other rule, as they always did), else the preset's rule (the
+    // default rule and its minimum containment), else the default rule.
+    static verdict_rule for_index(double kmer_fpr, std::string const& preset,
+                                  double preset_min_containment, int64_t min_hits,
+                                  double min_containment) {
+        verdict_rule rule;
+        rule.kmer_fpr = kmer_fpr;
+        rule.index_preset = preset;
+        if (min_hits >= 0 || min_containment >= 0) {
+            rule.min_hits = min_hits;
+            rule.min_containment = min_containment;
+            rule.from_options = true;
+        } else if (!preset.empty()) {
+            rule.min_containment = preset_min_containment;
+            rule.chance_bound_too = true;
+        }
+        return rule;
+    }
 
     // Smallest t >= 1 with P(Binomial(kmers, p) >= t) <= tail (tail < 1/2), where the tail is
     // upper_tail_bound(): exact to ~1e-12 for short reads, and never below the true tail, so the
@@ -92,25 +127,48 @@ struct verdict_rule {
         return log_pmf + std::log(sum + term / (1 - r));
     }
 
-    bool matches(uint64_t kmers, uint64_t hits) const noexcept {
-        if (kmers == 0) return false;
-        if (is_default()) return hits >= chance_threshold(kmers, kmer_fpr, tail);
-        if (min_hits >= 0 && hits < static_cast<uint64_t>(min_hits)) return false;
-        if (min_containment >= 0 &&
-            static_cast<double>(hits) < min_containment * static_cast<double>(kmers))
-            return false;
-        return hits > 0 || (min_hits == 0 && min_containment <= 0);
+    // The fewest hits with which a read (pair) of kmers > 0 k-mers matches: the largest of the
+    // thresholds that apply. 0 only when the minimums are min_hits = 0 and no containment above 0
+    // (every read with a k-mer matches); else at least 1.
+    uint64_t hits_needed(uint64_t kmers) const noexcept {
+        uint64_t need = uses_chance_bound() ? chance_threshold(kmers, kmer_fpr, tail) : 0;
+        if (min_hits > 0) need = std::max(need, static_cast<uint64_t>(min_hits));
+        // The smallest integer at or above the product: exactly where hits >= product begins.
+        if (min_containment > 0)
+            need = std::max(need, static_cast<uint64_t>(
+                                      std::ceil(min_containment * static_cast<double>(kmers))));
+        if (need == 0 && !(min_hits == 0 && min_containment <= 0)) need = 1;
+        return need;
     }
 
-    // The rule in words, for the TSV preamble and the JSON summary: what matches() decides. With
-    // `quick`, how --quick changes the counts (the rule itself is the same).
+    bool matches(uint64_t kmers, uint64_t hits) const noexcept {
+        return kmers != 0 && hits >= hits_needed(kmers);
+    }
+
+    // The rule in words, for the TSV preamble and the JSON summary: what matches() decides, and
+    // where the rule came from when it is not the default. With `quick`, how --quick changes the
+    // counts (the rule itself is the same).
     std::string describe(bool quick) const {
-        std::string text =
-            is_default()
-                ? "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
-                      std::to_string(kmer_fpr) + ")"
-                : std::string("hits >= ") + std::to_string(std::max<int64_t>(min_hits, 0)) +
-                      " and containment >= " + std::to_string(std::max(min_containment, 0.0));
+        std::string const chance =
+            "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = " +
+            std::to_string(kmer_fpr) + ")";
+        std::string text;
+        if (is_default()) {
+            text = chance;
+        } else if (chance_bound_too) {
+            text = chance;
+            if (min_containment >= 0)
+                text += " and containment >= " + std::to_string(min_containment);
+            text += " (the rule of the index's preset " + index_preset + ")";
+        } else {
+            text = "hits >= " + std::to_string(std::max<int64_t>(min_hits, 0)) +
+                   " and containment >= " + std::to_string(std::max(min_containment, 0.0));
+            if (from_options)
+                text += index_preset.empty() ? " (from --min-hits/--min-containment)"
+                                             : " (from --min-hits/--min-containment, in place of "
+                                               "the rule of the index's preset " +
+                                                   index_preset + ")";
+        }
         if (quick)
             text +=
                 "; --quick: a read's lookups stop once it has the hits to match, so matched "
@@ -124,27 +182,20 @@ struct verdict_rule {
     // a read is never settled before one lookup (matches() needs kmers > 0).
     uint64_t hits_settling_match(uint64_t max_kmers) const noexcept {
         if (max_kmers == 0) return 1;
-        if (is_default()) return chance_threshold(max_kmers, kmer_fpr, tail);
-        uint64_t need = 1;
-        if (min_hits > 0) need = std::max(need, static_cast<uint64_t>(min_hits));
-        if (min_containment > 0)
-            need = std::max(need, static_cast<uint64_t>(
-                                      std::ceil(min_containment * static_cast<double>(max_kmers))));
-        return need;
+        return std::max<uint64_t>(1, hits_needed(max_kmers));
     }
 };
 
-// A verdict_rule with the default rule's thresholds computed once, for reads of up to `n_max`
-// k-mers (longer ones fall back to the rule): the per-read binomial sum, an exp and a log1p per
-// read, is a visible share of a --quick query's CPU (bench/MEASUREMENTS.md). Answers exactly as the
-// rule does.
+// A verdict_rule with its thresholds computed once where the default rule takes part, for reads of
+// up to `n_max` k-mers (longer ones fall back to the rule): the per-read binomial sum, an exp and a
+// log1p per read, is a visible share of a --quick query's CPU (bench/MEASUREMENTS.md). Answers
+// exactly as the rule does.
 class verdict_table {
   public:
     explicit verdict_table(verdict_rule const& rule, uint64_t n_max = 4096) : rule_(rule) {
-        if (!rule_.is_default()) return;
+        if (!rule_.uses_chance_bound()) return;
         thresholds_.resize(n_max + 1);
-        for (uint64_t n = 0; n <= n_max; ++n)
-            thresholds_[n] = verdict_rule::chance_threshold(n, rule_.kmer_fpr, rule_.tail);
+        for (uint64_t n = 0; n <= n_max; ++n) thresholds_[n] = rule_.hits_needed(n);
     }
 
     bool matches(uint64_t kmers, uint64_t hits) const noexcept {
@@ -159,7 +210,7 @@ class verdict_table {
 
   private:
     verdict_rule rule_;
-    std::vector<uint64_t> thresholds_;  // empty unless the default rule applies
+    std::vector<uint64_t> thresholds_;  // empty unless the default rule applies (alone or not)
 };
 
 }  // namespace qmer::app

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,6 +95,51 @@ TEST_F(index_file_test, round_trip_keeps_header_and_sections) {
     EXPECT_TRUE(f.sections()[1].params.empty());
     EXPECT_EQ(std::vector<uint64_t>(f.sections()[1].words.begin(), f.sections()[1].words.end()),
               (std::vector<uint64_t>{~0ULL, 0, 42}));
+}
+
+// The header length a file states (bytes 16-23).
+uint64_t stated_header_bytes(std::string const& path) {
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(16);
+    uint64_t n = 0;
+    in.read(reinterpret_cast<char*>(&n), sizeof n);
+    return n;
+}
+
+TEST_F(index_file_test, a_preset_and_its_rule_round_trip_after_the_hash_scheme) {
+    auto const plain = write_sample("plain.qmer");
+    qmer::io::index_header h = sample_header();
+    h.preset = "long";
+    h.preset_min_containment = 0.02;
+    std::string const path = (dir / "long.qmer").string();
+    {
+        qmer::io::index_writer w(path, h);
+        w.commit();
+    }
+    qmer::io::index_file const f(path);
+    EXPECT_EQ(f.header().preset, "long");
+    EXPECT_EQ(f.header().preset_min_containment, 0.02);
+    EXPECT_EQ(f.header().format_version, qmer::io::index_format_version);
+    // Without a preset nothing is written: the header is the preset's shorter by exactly its
+    // fields (the name's length word and bytes, the containment), and reads back empty.
+    EXPECT_EQ(stated_header_bytes(path), stated_header_bytes(plain) + 8 + 4 + 8);
+    qmer::io::index_file const p(plain);
+    EXPECT_TRUE(p.header().preset.empty());
+    EXPECT_LT(p.header().preset_min_containment, 0);
+}
+
+TEST_F(index_file_test, a_preset_with_an_impossible_containment_is_refused) {
+    for (double bad : {1.5, -0.5, std::nan("")}) {
+        qmer::io::index_header h = sample_header();
+        h.preset = "long";
+        h.preset_min_containment = bad;
+        std::string const path = (dir / "bad.qmer").string();
+        {
+            qmer::io::index_writer w(path, h);
+            w.commit();
+        }
+        expect_index_error(path, "preset");
+    }
 }
 
 TEST_F(index_file_test, unfinished_writer_leaves_no_file) {

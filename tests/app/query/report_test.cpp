@@ -73,6 +73,63 @@ TEST(tsv, preamble_records_index_reads_and_rule) {
     EXPECT_TRUE(p.ends_with("read_id\tkmers\thits\tcontainment\tmatch\n"));
 }
 
+// Two indexes of a panel, the second built with the long preset.
+std::vector<index_description> host_and_phage() {
+    index_description host, phage;
+    host.name = "host";
+    host.path = "host.qmer";
+    host.k = 19;
+    host.filter = "expandable";
+    host.fpr = 0.001;
+    host.preset = "long";
+    host.preset_min_containment = 0.02;
+    phage = host;
+    phage.name = "phage";
+    phage.path = "phage.qmer";
+    phage.preset.clear();
+    phage.preset_min_containment = -1;
+    return {phage, host};
+}
+
+TEST(panel, an_index_line_names_a_preset_only_when_there_is_one) {
+    auto const indexes = host_and_phage();
+    EXPECT_EQ(panel_index_line(indexes[0]),
+              "# index phage: phage.qmer (k = 19, filter = expandable, fpr = 0.001, k-mers = 0, "
+              "hash seed = 0)\n");
+    EXPECT_EQ(panel_index_line(indexes[1]),
+              "# index host: host.qmer (k = 19, filter = expandable, fpr = 0.001, k-mers = 0, "
+              "hash seed = 0, preset = long, min-containment = 0.02)\n");
+    std::string const one = tsv_preamble(indexes[1], "r", {"a.fq"});
+    EXPECT_NE(one.find("(k = 19, filter = expandable, fpr = 0.001, k-mers = 0, preset = long, "
+                       "min-containment = 0.02)\n"),
+              std::string::npos)
+        << one;
+    std::string const summary = summary_json({}, indexes[1], "r", {"a.fq"}, 0, 0, 0, 1);
+    EXPECT_NE(summary.find("\"hash_seed\": 0, \"preset\": \"long\", \"min_containment\": 0.02}"),
+              std::string::npos)
+        << summary;
+}
+
+TEST(panel, the_verdict_names_indexes_whose_preset_adds_a_containment) {
+    auto const indexes = host_and_phage();
+    panel_rule rule;
+    rule.presets = panel_presets_text(indexes, rule);
+    EXPECT_EQ(rule.presets, "index host: also containment >= 0.02 (its preset long)");
+    std::string const with = panel_verdict_text(rule);
+    EXPECT_NE(with.find("(fpr: the index's); index host: also containment >= 0.02 (its preset "
+                        "long); category: "),
+              std::string::npos)
+        << with;
+    // The rule line, which qmer merge reads, is the options' alone.
+    EXPECT_EQ(panel_rule_line(rule), panel_rule_line(panel_rule{}));
+    // Minimums given replace every index's rule; no preset, no words.
+    panel_rule given;
+    given.min_hits = 3;
+    EXPECT_EQ(panel_presets_text(indexes, given), "");
+    EXPECT_EQ(panel_presets_text({indexes[0]}, panel_rule{}), "");
+    EXPECT_EQ(panel_verdict_text(panel_rule{}).find("preset"), std::string::npos);
+}
+
 TEST(records, fastq_with_quality_fasta_without) {
     qmer::io::sequence_record r;
     r.name = "r1";

@@ -176,6 +176,79 @@ TEST(verdict, table_answers_as_the_rule) {
     }
 }
 
+// A preset's rule: the default rule and a minimum containment, both required.
+verdict_rule preset_rule(double p, double containment) {
+    return verdict_rule::for_index(p, "long", containment, -1, -1);
+}
+
+TEST(verdict, preset_rule_needs_the_chance_bound_and_the_containment) {
+    verdict_rule const rule = preset_rule(1e-3, 0.02);
+    EXPECT_TRUE(rule.uses_chance_bound());
+    EXPECT_FALSE(rule.is_default());
+    // Short reads: the chance bound is the larger (4 of 120 k-mers; 0.02 * 120 = 2.4).
+    EXPECT_FALSE(rule.matches(120, 3));
+    EXPECT_TRUE(rule.matches(120, 4));
+    // Long reads: the containment is (10 hits pass the chance bound of 1,482 k-mers at 0.001,
+    // 0.02 * 1,482 = 29.64 asks for 30).
+    EXPECT_EQ(verdict_rule::chance_threshold(1482, 1e-3, 1e-5), 10u);
+    EXPECT_FALSE(rule.matches(1482, 29));
+    EXPECT_TRUE(rule.matches(1482, 30));
+    EXPECT_FALSE(rule.matches(0, 0));
+    // A product that is an integer is reached exactly: 0.02 * 5,000 = 100.
+    EXPECT_FALSE(rule.matches(5000, 99));
+    EXPECT_TRUE(rule.matches(5000, 100));
+}
+
+TEST(verdict, options_replace_a_preset_rule) {
+    verdict_rule const hits = verdict_rule::for_index(1e-3, "long", 0.02, 5, -1);
+    EXPECT_FALSE(hits.uses_chance_bound());
+    EXPECT_TRUE(hits.from_options);
+    EXPECT_TRUE(hits.matches(1482, 5));  // the preset's 30 no longer applies
+    EXPECT_FALSE(hits.matches(1482, 4));
+    verdict_rule const containment = verdict_rule::for_index(1e-3, "long", 0.02, -1, 0.1);
+    EXPECT_FALSE(containment.matches(1000, 99));
+    EXPECT_TRUE(containment.matches(1000, 100));
+    // No preset and no options: the default rule.
+    verdict_rule const plain = verdict_rule::for_index(1e-3, "", -1, -1, -1);
+    EXPECT_TRUE(plain.is_default());
+    EXPECT_TRUE(plain.matches(1482, 10));
+}
+
+TEST(verdict, preset_rule_settles_and_tabulates_as_it_matches) {
+    for (auto const& rule :
+         {preset_rule(1e-3, 0.02), preset_rule(1e-2, 0.1), preset_rule(0, 0.5)}) {
+        for (uint64_t max = 0; max <= 400; ++max) {
+            uint64_t const settle = rule.hits_settling_match(max);
+            ASSERT_GE(settle, 1u);
+            for (uint64_t n = std::max<uint64_t>(settle, 1); n <= max; ++n)
+                ASSERT_TRUE(rule.matches(n, settle)) << "max " << max << " n " << n;
+            if (settle > 1 && settle <= max) {
+                EXPECT_FALSE(rule.matches(max, settle - 1)) << "max " << max;
+            }
+        }
+        qmer::app::verdict_table const table(rule, 300);
+        for (uint64_t n : {0u, 1u, 2u, 31u, 120u, 299u, 300u, 301u, 1000u, 1482u}) {
+            ASSERT_EQ(table.hits_settling_match(n), rule.hits_settling_match(n)) << n;
+            for (uint64_t h = 0; h <= std::min<uint64_t>(n, 600); ++h)
+                ASSERT_EQ(table.matches(n, h), rule.matches(n, h)) << n << " " << h;
+        }
+    }
+}
+
+TEST(verdict, describes_where_the_rule_comes_from) {
+    EXPECT_EQ(preset_rule(0.001, 0.02).describe(false),
+              "hits >= smallest t with P(Binomial(kmers, fpr) >= t) <= 1e-5 (fpr = 0.001000) and "
+              "containment >= 0.020000 (the rule of the index's preset long)");
+    EXPECT_EQ(verdict_rule::for_index(0.001, "long", 0.02, 3, -1).describe(false),
+              "hits >= 3 and containment >= 0.000000 (from --min-hits/--min-containment, in place "
+              "of the rule of the index's preset long)");
+    EXPECT_EQ(verdict_rule::for_index(0.001, "", -1, -1, 0.5).describe(false),
+              "hits >= 0 and containment >= 0.500000 (from --min-hits/--min-containment)");
+    // An index without a preset and a query without options: the default rule's text, as before.
+    EXPECT_EQ(verdict_rule::for_index(0.001, "", -1, -1, -1).describe(false),
+              verdict_rule{}.describe(false));
+}
+
 // The rule says what it decides: the text written to the TSV preamble and the summary.
 TEST(verdict, describes_itself) {
     verdict_rule rule;
