@@ -32,7 +32,8 @@ void check_can_append(io::index_header const& header, index_options const& o) {
     if (header.filter != o.filter)
         throw usage_error("'" + o.output + "' holds a " + header.filter + " index; --filter " +
                           o.filter + " cannot append to it");
-    // A long-preset index has the preset's k: say so, as an append without --preset asks for k = 31.
+    // A long-preset index has the preset's k: say so, as an append without --preset asks for k
+    // = 31.
     if (header.k != o.k)
         throw usage_error("'" + o.output + "' was built with k = " + std::to_string(header.k) +
                           (header.preset.empty() ? "" : " (--preset " + header.preset + ")") +
