@@ -239,7 +239,9 @@ TEST_F(panel_workflow, jobs_ask_for_at_least_the_memory_they_use) {
         ASSERT_NE(at, std::string::npos) << summary;
         long const peak = std::stol(summary.substr(at + 18));
         // A sanitized qmer's shadow memory and quarantine are not what a user's qmer takes.
-        if (!QMER_TEST_SANITIZED) EXPECT_GE(std::stol((*it)[2]) << 20, peak) << (*it)[0];
+        if (!QMER_TEST_SANITIZED) {
+            EXPECT_GE(std::stol((*it)[2]) << 20, peak) << (*it)[0];
+        }
         // The three indexes' bytes (under 1 MiB), the reads in flight and one thread, rounded up.
         EXPECT_LE(std::stol((*it)[2]), 1 + 64 + 32 + 1) << (*it)[0];
     }
@@ -252,7 +254,9 @@ TEST_F(panel_workflow, jobs_ask_for_at_least_the_memory_they_use) {
         std::string const index_log = slurp(dir() / "out/logs/index" / ((*it)[2].str() + ".log"));
         ASSERT_TRUE(std::regex_search(index_log, m, std::regex(R"(peak RSS ([0-9.]+) MiB)")))
             << index_log;
-        if (!QMER_TEST_SANITIZED) EXPECT_GE(std::stod((*it)[1]), std::stod(m[1])) << (*it)[0];
+        if (!QMER_TEST_SANITIZED) {
+            EXPECT_GE(std::stod((*it)[1]), std::stod(m[1])) << (*it)[0];
+        }
     }
     EXPECT_EQ(indexes, 3) << log;
 }
