@@ -10,7 +10,9 @@
 
 #include <tbb/parallel_pipeline.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -209,6 +211,26 @@ verdict_rule rule_for(query_options const& o, io::index_header const& h) {
                                    o.min_containment);
 }
 
+// An index whose preset rule cannot tell unrelated reads from host reads: its minimum containment
+// stands against the share of a random read's k-mers the index holds by chance (its distinct
+// k-mers over the 4^k / 2 canonical ones, plus the filter's false positives), which grows with the
+// reference and shrinks with k. Where that share reaches half the minimum, many unrelated reads
+// pass: said once per index (a long-preset index of a human genome holds a third of all 17-mers).
+void note_preset_chance(std::string const& path, io::index_header const& h,
+                        verdict_rule const& rule, bool quiet) {
+    if (quiet || rule.from_options || h.preset.empty() || rule.min_containment <= 0) return;
+    double const canonical = std::ldexp(1.0, 2 * static_cast<int>(h.k) - 1);
+    double const chance = std::min(1.0, static_cast<double>(h.elements) / canonical + h.fpr);
+    if (chance < rule.min_containment / 2) return;
+    std::fprintf(stderr,
+                 "qmer: note: '%s' (--preset %s, k = %u) holds %.1f%% of all %u-mers: an unrelated "
+                 "read holds about that share of its k-mers by chance, against the preset's "
+                 "minimum containment of %.1f%%, so unrelated reads may be called; build with a "
+                 "larger -k, or query with --min-containment\n",
+                 path.c_str(), h.preset.c_str(), h.k, 100 * chance, h.k,
+                 100 * rule.min_containment);
+}
+
 // One index of the query, loaded and ready to answer.
 struct query_index {
     query_index(index_spec s, io::index_file f, verdict_rule const& rule)
@@ -320,6 +342,7 @@ bool private_copy_fits(query_index& q, bool quiet) {
 std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
                                         query_options const& o) {
     verdict_rule const rule = rule_for(o, opened.header());
+    note_preset_chance(spec.path, opened.header(), rule, o.quiet);
     auto q = std::make_unique<query_index>(std::move(spec), std::move(opened), rule);
     io::index_file& file = q->file;
     filter_kind const kind = filter_kind_of_index(file);

@@ -219,4 +219,31 @@ TEST_F(preset, the_completion_offers_the_presets) {
     EXPECT_EQ(slurp(dir() / "offered"), "short long\n");
 }
 
+// An index holding a large share of all k-mers (here 13-mers of a 400 kbp reference: ~1.2% of
+// the 4^13 / 2 canonical ones, beyond half the preset's 2% minimum) would call unrelated reads by
+// chance: the query says so once, and says nothing for the long index of a small reference, with
+// --min-containment given, or with -q.
+TEST_F(preset, a_query_notes_an_index_that_chance_alone_would_match) {
+    write_file("big.fa", random_fasta(1, 400'000, 5));
+    ASSERT_EQ(
+        qmer({"index", "--preset", "long", "-k", "13", "-q", "-o", "big.qmer", "big.fa"}).exit_code,
+        0);
+    ASSERT_EQ(qmer({"index", "--preset", "long", "-q", "-o", "long.qmer", "ref.fa"}).exit_code, 0);
+    auto const big = qmer({"query", "-o", "/dev/null", "big.qmer", "reads.fa"});
+    ASSERT_EQ(big.exit_code, 0) << big.err;
+    EXPECT_NE(big.err.find("qmer: note: 'big.qmer' (--preset long, k = 13) holds "),
+              std::string::npos)
+        << big.err;
+    EXPECT_NE(big.err.find("so unrelated reads may be called"), std::string::npos) << big.err;
+    for (auto const& args :
+         {std::vector<std::string>{"query", "-o", "/dev/null", "long.qmer", "reads.fa"},
+          std::vector<std::string>{"query", "--min-containment", "0.1", "-o", "/dev/null",
+                                   "big.qmer", "reads.fa"},
+          std::vector<std::string>{"query", "-q", "-o", "/dev/null", "big.qmer", "reads.fa"}}) {
+        auto const r = qmer(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.err.find("by chance"), std::string::npos) << r.err;
+    }
+}
+
 }  // namespace
