@@ -24,3 +24,24 @@ ensure_packages() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+
+# human_chr22_fasta OUT: 21.6 Mbp of human chromosome 22 (GRCh37 coordinates) as FASTA, one record
+# per alignment block, from the Ensembl Compara primate alignment that the Debian package
+# maffilter-examples ships (the caller installs it). The human rows of that alignment are the
+# reference's own bases: their ungapped length equals the block's size field, which is checked.
+# Records are named chr22_START (0-based start). The only eukaryote in Debian's example data big
+# enough to stand for a host: the benchmarks use it where a host and bacteria differ in kingdom.
+human_chr22_fasta() {
+    local out=$1 maf
+    maf=$(dpkg -L maffilter-examples | grep -E '/Compara\.epo_5_catarrhini_hsap-projected\.chr22\..*\.maf\.gz$' | head -1)
+    [[ -n "$maf" && -f "$maf" ]] || { echo "human_chr22_fasta: maffilter-examples has no chr22 alignment" >&2; return 1; }
+    zcat "$maf" | awk -v out="$out.part" '
+        $1 == "s" && $2 ~ /^Hsap\./ {
+            seq = $7; gsub(/-/, "", seq)
+            if (length(seq) != $4) { print "human_chr22_fasta: block at " $3 " is not the reference'"'"'s bases" > "/dev/stderr"; exit 1 }
+            if ($5 != "+") { print "human_chr22_fasta: block at " $3 " is on the minus strand" > "/dev/stderr"; exit 1 }
+            print ">chr22_" $3 > out
+            for (i = 1; i <= length(seq); i += 80) print toupper(substr(seq, i, 80)) > out
+        }' || return 1
+    mv "$out.part" "$out"
+}
