@@ -296,6 +296,7 @@ void merge_pass(merge_options const& o, io::output_file* out, io::output_file* s
         size_t matched_count = 0, last = 0;
         for (size_t j = 0; j < n; ++j) {
             sums.hits[j] += hits[j];
+            sums.containment[j].add(row.kmers, hits[j]);
             totals.hits += hits[j];
             if (matched[j]) ++matched_count, last = j, ++sums.matched[j];
         }

@@ -214,6 +214,7 @@ std::string summary_json(query_totals const& t, index_description const& index,
                          unsigned threads) {
     std::string out = summary_head(t);
     out += "  \"hits\": " + std::to_string(t.hits) + ",\n";
+    out += "  \"containment\": " + containment_json(t.containment) + ",\n";
     out += summary_run(t.reads, rule, reads, wall_seconds, cpu_seconds, peak_rss, threads);
     out += ",\n  \"index\": {\"path\": " + json_string(index.path) +
            ", \"k\": " + std::to_string(index.k) + ", \"filter\": " + json_string(index.filter) +
@@ -229,7 +230,19 @@ void panel_totals::add(panel_totals const& other) {
     for (size_t i = 0; i < matched.size(); ++i) {
         matched[i] += other.matched[i];
         hits[i] += other.hits[i];
+        containment[i].add(other.containment[i]);
     }
+}
+
+std::string containment_json(containment_bins const& bins) {
+    std::string out = "{\"from\": [";
+    for (size_t i = 0; i < bins.edges.size(); ++i)
+        out += (i ? ", " : "") + exact_double(bins.edges[i]);
+    out += "], \"units\": [";
+    for (size_t i = 0; i < bins.units.size(); ++i)
+        out += (i ? ", " : "") + std::to_string(bins.units[i]);
+    out += "], \"without_kmers\": " + std::to_string(bins.without_kmers) + "}";
+    return out;
 }
 
 std::string exact_double(double value) {
@@ -346,7 +359,8 @@ std::string panel_summary_json(query_totals const& t, panel_totals const& panel,
                ", \"hash_seed\": " + std::to_string(index.hash_seed) + preset_json(index) +
                ", \"hits\": " + std::to_string(panel.hits[i]) +
                ", \"matched\": " + std::to_string(panel.matched[i]) +
-               ", \"matched_only\": " + std::to_string(panel.categories[i]) + "}";
+               ", \"matched_only\": " + std::to_string(panel.categories[i]) +
+               ", \"containment\": " + containment_json(panel.containment[i]) + "}";
     }
     out += "\n  ],\n";
     out += summary_run(t.reads, rule, reads, wall_seconds, cpu_seconds, peak_rss, threads);

@@ -2,6 +2,8 @@
 // Text that `qmer query` writes: the per-read TSV (its # preamble, header and lines), FASTQ/FASTA
 // records for --matched/--unmatched, and the JSON summary. Pure formatting: no I/O here.
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +14,36 @@
 
 namespace qmer::app {
 
+// How the reads' (pairs') containment, hits / kmers, is spread: the summary's "containment". A
+// unit counts in the last bin whose lower edge it reaches, judged as --min-containment judges
+// (hits >= ceil(edge * kmers)), so the units a run would call with --min-containment EDGE are the
+// sum of the bins from EDGE on, exactly, for every edge above 0 (the first bin also holds the
+// units without a hit): with spike-ins of known origin a user reads off the sensitivity (or the
+// share of a negative control called) at each minimum without querying again. Units without a
+// k-mer have no containment and are counted apart.
+struct containment_bins {
+    static constexpr std::array<double, 10> edges{0,    0.001, 0.005, 0.01, 0.02,
+                                                  0.05, 0.1,   0.2,   0.5,  1};
+    std::array<uint64_t, edges.size()> units{};
+    uint64_t without_kmers = 0;
+
+    void add(uint64_t kmers, uint64_t hits) noexcept {
+        if (kmers == 0) {
+            ++without_kmers;
+            return;
+        }
+        size_t bin = edges.size() - 1;
+        while (bin > 0 &&
+               static_cast<double>(hits) < std::ceil(edges[bin] * static_cast<double>(kmers)))
+            --bin;
+        ++units[bin];
+    }
+    void add(containment_bins const& other) noexcept {
+        for (size_t i = 0; i < units.size(); ++i) units[i] += other.units[i];
+        without_kmers += other.without_kmers;
+    }
+};
+
 struct query_totals {
     uint64_t reads = 0;  // records (both mates count for pairs)
     uint64_t pairs = 0;  // 0 for single-end input
@@ -20,6 +52,7 @@ struct query_totals {
     uint64_t kmers = 0;
     uint64_t hits = 0;
     uint64_t bases = 0;
+    containment_bins containment;  // of the one index; a panel keeps one per index
 
     void add(query_totals const& t) noexcept {
         reads += t.reads;
@@ -29,6 +62,7 @@ struct query_totals {
         kmers += t.kmers;
         hits += t.hits;
         bases += t.bases;
+        containment.add(t.containment);
     }
 };
 
@@ -68,9 +102,10 @@ struct panel_totals {
     std::vector<uint64_t> categories;  // per category: 0..n-1 one index alone, n multiple, n+1 none
     std::vector<uint64_t> matched;     // per index: reads (pairs) its verdict matched
     std::vector<uint64_t> hits;        // per index: hits over all reads
+    std::vector<containment_bins> containment;  // per index
 
     explicit panel_totals(size_t indexes = 0)
-        : categories(indexes + 2), matched(indexes), hits(indexes) {}
+        : categories(indexes + 2), matched(indexes), hits(indexes), containment(indexes) {}
     void add(panel_totals const& other);
 };
 
@@ -113,6 +148,9 @@ std::string panel_summary_json(query_totals const& totals, panel_totals const& p
 
 // Shortest text that reads back as the same double.
 std::string exact_double(double value);
+
+// The "containment" object of a summary: the edges, the units per bin and those without k-mers.
+std::string containment_json(containment_bins const& bins);
 
 // JSON string escaping (quotes, backslashes, control bytes).
 std::string json_string(std::string_view s);

@@ -475,6 +475,7 @@ bool answer_one_index(query_plan const& plan, query_chunk& chunk, size_t i, std:
     bool const match = plan.indexes[0]->verdicts.matches(kmers, hits);
     append_tsv_line(chunk.tsv, id, kmers, hits, match);
     chunk.totals.hits += hits;
+    chunk.totals.containment.add(kmers, hits);
     return match;
 }
 
@@ -488,6 +489,7 @@ bool answer_panel(query_plan const& plan, query_chunk& chunk, size_t i, std::str
         uint64_t const hits = chunk.counts[j][i].hits;
         chunk.hits[j] = hits;
         chunk.panel.hits[j] += hits;
+        chunk.panel.containment[j].add(kmers, hits);
         chunk.totals.hits += hits;
         if (plan.indexes[j]->verdicts.matches(kmers, hits)) {
             ++matched_count;

@@ -227,7 +227,24 @@ TEST_F(panel, every_read_lands_in_its_own_category) {
     for (auto const& row : t.rows) matched_a += row[5] == "A" || row[5] == "multiple";
     EXPECT_NE(json.find("\"name\": \"A\""), std::string::npos);
     EXPECT_NE(json.find("\"matched\": " + std::to_string(matched_a) +
-                        ", \"matched_only\": " + std::to_string(called["A"]) + "}"),
+                        ", \"matched_only\": " + std::to_string(called["A"]) + ", "),
+              std::string::npos)
+        << json;
+    // Per index, how the reads' containment is spread: for A, the last two bins (at least half
+    // of the k-mers; all of them) counted from the table.
+    size_t half = 0, all = 0;
+    for (auto const& row : t.rows) {
+        uint64_t const kmers = std::stoull(row[1]), hits = std::stoull(row[2]);
+        all += kmers > 0 && hits == kmers;
+        half += kmers > 0 && 2 * hits >= kmers && hits < kmers;
+    }
+    EXPECT_NE(json.find("\"matched_only\": " + std::to_string(called["A"]) +
+                        ", \"containment\": {\"from\": [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, "
+                        "0.2, 0.5, 1], \"units\": ["),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find(", " + std::to_string(half) + ", " + std::to_string(all) +
+                        "], \"without_kmers\": 0}},"),
               std::string::npos)
         << json;
 }

@@ -3,6 +3,8 @@
 
 #include "app/query/report.hpp"
 
+#include "app/query/verdict.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -179,6 +181,52 @@ TEST(summary_json, file_names_are_escaped) {
     EXPECT_NE(j.find("\"dir/\\\"odd\\\".qmer\""), std::string::npos) << j;
     EXPECT_NE(j.find("\"a\\tb.fq\""), std::string::npos) << j;
     EXPECT_EQ(j.find('\t'), std::string::npos);
+}
+
+TEST(containment_bins, the_bins_from_an_edge_on_hold_what_min_containment_calls) {
+    containment_bins bins;
+    std::vector<std::pair<uint64_t, uint64_t>> units;  // kmers, hits
+    for (uint64_t kmers : {1, 2, 7, 100, 120, 999, 1000, 1001, 30000})
+        for (uint64_t hits = 0; hits <= kmers; hits += 1 + kmers / 97)
+            units.emplace_back(kmers, hits);
+    for (auto [kmers, hits] : units) bins.add(kmers, hits);
+    uint64_t total = 0;
+    for (uint64_t u : bins.units) total += u;
+    EXPECT_EQ(total, units.size());
+    for (size_t e = 1; e < containment_bins::edges.size(); ++e) {
+        verdict_rule rule;
+        rule.min_containment = containment_bins::edges[e];
+        uint64_t called = 0, from_bins = 0;
+        for (auto [kmers, hits] : units) called += rule.matches(kmers, hits);
+        for (size_t b = e; b < bins.units.size(); ++b) from_bins += bins.units[b];
+        EXPECT_EQ(from_bins, called) << "edge " << containment_bins::edges[e];
+    }
+}
+
+TEST(containment_bins, units_without_kmers_are_counted_apart_and_sums_add) {
+    containment_bins a, b;
+    a.add(0, 0);
+    a.add(120, 0);    // no hit: the first bin
+    b.add(120, 120);  // every k-mer: the last bin
+    b.add(1000, 1);   // 0.001 exactly: the second bin
+    a.add(b);
+    EXPECT_EQ(a.without_kmers, 1u);
+    EXPECT_EQ(a.units[0], 1u);
+    EXPECT_EQ(a.units[1], 1u);
+    EXPECT_EQ(a.units.back(), 1u);
+    EXPECT_EQ(containment_json(a),
+              "{\"from\": [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1], "
+              "\"units\": [1, 1, 0, 0, 0, 0, 0, 0, 0, 1], \"without_kmers\": 1}");
+}
+
+TEST(summary_json, holds_the_containment_of_the_units) {
+    index_description index;
+    index.path = "i.qmer";
+    query_totals totals;
+    totals.containment.add(100, 50);
+    std::string const j = summary_json(totals, index, "rule", {"r.fq"}, 1.0, 1.0, 0, 2);
+    EXPECT_NE(j.find("\"containment\": {\"from\": [0, "), std::string::npos) << j;
+    EXPECT_NE(j.find("\"units\": [0, 0, 0, 0, 0, 0, 0, 0, 1, 0]"), std::string::npos) << j;
 }
 
 }  // namespace
