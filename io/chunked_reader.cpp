@@ -6,6 +6,26 @@
 #include "core/error.hpp"
 
 namespace qmer::io {
+namespace {
+
+// A problem the parser found in a piece of a record cut into pieces, in the words of the whole
+// record: a position in the piece's sequence is `offset` bytes further into the record's.
+std::string in_whole_record(std::string const& problem, uint64_t offset) {
+    std::string_view const before = "binary data: a NUL byte at position ";
+    std::string_view const after = " of the sequence";
+    if (!problem.starts_with(before) || !problem.ends_with(after)) return problem;
+    std::string const digits =
+        problem.substr(before.size(), problem.size() - before.size() - after.size());
+    return std::string(before) + std::to_string(std::stoull(digits) + offset) + std::string(after);
+}
+
+// Whether the parser may take the end of the piece for the end of its last record: at the end of
+// the input, or where the cutter cut inside that record.
+bool ends(detail::cut_piece const& piece) {
+    return piece.last || piece.cut_inside;
+}
+
+}  // namespace
 
 chunk_sizes chunk_sizes::resolved(reader_options const& options, bool fastq) const noexcept {
     chunk_sizes out;
@@ -14,7 +34,8 @@ chunk_sizes chunk_sizes::resolved(reader_options const& options, bool fastq) con
     return out;
 }
 
-chunked_reader::chunked_reader(std::string path, reader_options options, chunk_sizes sizes)
+chunked_reader::chunked_reader(std::string path, reader_options options, chunk_sizes sizes,
+                               detail::record_split split)
     : path_(std::move(path)) {
     detail::opened_input in = detail::open_input(path_, options);
     format_ = in.format;
@@ -29,7 +50,8 @@ chunked_reader::chunked_reader(std::string path, reader_options options, chunk_s
     release_above_ = 2 * size.most;
     version_ = in.version;
     stream_ = std::move(in.text);
-    cutter_ = std::make_unique<detail::chunk_cutter>(*stream_, *fastq_, size.target, size.most);
+    cutter_ =
+        std::make_unique<detail::chunk_cutter>(*stream_, *fastq_, size.target, size.most, split);
 }
 
 chunked_reader::~chunked_reader() = default;
@@ -44,6 +66,8 @@ bool chunked_reader::cut(text_chunk& chunk, record_batch& batch) {
     chunk.text_ = false;
     chunk.parsed_ = false;
     chunk.problem_ = nullptr;
+    chunk.continued_ = false;
+    chunk.repeated_ = 0;
     if (serial_) {
         try {
             if (serial_->next_batch(batch)) return true;
@@ -71,8 +95,8 @@ bool chunked_reader::cut(text_chunk& chunk, record_batch& batch) {
 void chunked_reader::parse(text_chunk& chunk, record_batch& batch) {
     if (!chunk.text_ || !chunk.piece_.starts_verified) return;
     batch.clear();
-    chunk.outcome_ = detail::parse_chunk({}, chunk.bytes_.view(), chunk.fastq_, chunk.piece_.last,
-                                         chunk.piece_.failure, batch);
+    chunk.outcome_ = detail::parse_chunk(chunk.piece_.lead, chunk.bytes_.view(), chunk.fastq_,
+                                         ends(chunk.piece_), chunk.piece_.failure, batch);
     chunk.parsed_ = true;
 }
 
@@ -87,23 +111,51 @@ chunked_reader::settled chunked_reader::settle_and_tell(text_chunk& chunk, recor
         records_ += batch.size();
         return {};
     }
+    // Whether the text parsed starts with a record continued from the chunk before (chunk_cutter:
+    // a record cut into pieces), whose first `carried` sequence bytes that chunk held too.
+    bool starts_continued = chunk.piece_.continues;
+    size_t carried = chunk.piece_.carried;
     if (chunk.parsed_ && carry_.empty()) {
-        carry_over({}, chunk.bytes_.view(), chunk.outcome_);
+        carry_over(chunk.piece_.lead, chunk.bytes_.view(), chunk.outcome_);
+    } else if (chunk.piece_.continues && carry_.empty()) {
+        batch.clear();
+        chunk.outcome_ = detail::parse_chunk(chunk.piece_.lead, chunk.bytes_.view(), chunk.fastq_,
+                                             ends(chunk.piece_), chunk.piece_.failure, batch);
+        carry_over(chunk.piece_.lead, chunk.bytes_.view(), chunk.outcome_);
     } else {
         // The chunk does not start where a record was seen to start, or the chunk before it left
         // part of a record over: its records are those that follow the leftover, parsed here.
+        starts_continued = carry_continues_;
+        carried = carry_carried_;
         batch.clear();
         chunk.outcome_ = detail::parse_chunk(carry_.view(), chunk.bytes_.view(), chunk.fastq_,
-                                             chunk.piece_.last, chunk.piece_.failure, batch);
+                                             ends(chunk.piece_), chunk.piece_.failure, batch);
         carry_over(carry_.view(), chunk.bytes_.view(), chunk.outcome_);
     }
-    batch.set_first_record_number(records_ + 1);
+    // A continued record was counted with the chunk where it starts; one the parser left over
+    // whole (its problem showing only with the text that follows) stays counted.
+    uint64_t const before = starts_continued ? records_ - 1 : records_;
+    bool const left_over = starts_continued && batch.empty() &&
+                           chunk.outcome_.how == detail::chunk_outcome::ending::incomplete;
+    carry_continues_ = left_over;
+    carry_carried_ = left_over ? carried : 0;
+    chunk.continued_ = starts_continued && !batch.empty();
+    chunk.repeated_ = chunk.continued_ ? carried : 0;
+    batch.set_first_record_number(before + 1);
     if (chunk.outcome_.how == detail::chunk_outcome::ending::bad) {
-        std::string const number = std::to_string(records_ + batch.size() + 1);
-        return {false, std::make_exception_ptr(input_error(path_ + ": record " + number + ": " +
-                                                           chunk.outcome_.problem))};
+        std::string const number = std::to_string(before + batch.size() + 1);
+        std::string problem = chunk.outcome_.problem;
+        if (starts_continued && batch.empty())
+            problem = in_whole_record(problem, record_bases_ - carried);
+        return {false, std::make_exception_ptr(
+                           input_error(path_ + ": record " + number + ": " + problem))};
     }
-    records_ += batch.size();
+    records_ = before + batch.size() + (left_over ? 1 : 0);
+    if (!batch.empty()) {
+        uint64_t const last = batch[batch.size() - 1].sequence.size();
+        record_bases_ =
+            chunk.continued_ && batch.size() == 1 ? record_bases_ + last - carried : last;
+    }
     if (chunk.bytes_.capacity() > release_above_) chunk.bytes_.release();
     if (!chunk.piece_.last) return {};
     // After the last record, as sequence_reader checks it.

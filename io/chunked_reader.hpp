@@ -61,6 +61,14 @@ struct chunk_sizes {
 // One piece of the input on its way through the stages; reused, keeping its memory. A pipeline
 // only carries it from stage to stage, with the record_batch it is parsed into.
 class text_chunk {
+  public:
+    // After settle(): the batch's first record is the last record of the chunk before, continued
+    // (a FASTA record cut into pieces: the constructor's `split`). Its first repeated_bases() bases
+    // are the last ones of that chunk's, repeated so that no k-mer across the cut is lost; the
+    // record is counted (records_read()) with the chunk where it starts.
+    bool continues_record() const noexcept { return continued_; }
+    size_t repeated_bases() const noexcept { return repeated_; }
+
   private:
     friend class chunked_reader;
 
@@ -71,14 +79,21 @@ class text_chunk {
     bool parsed_ = false;  // parse() parsed it
     detail::chunk_outcome outcome_;
     std::exception_ptr problem_;  // a problem cut() met, for settle() to throw in order
+    bool continued_ = false;      // settle(): see continues_record()
+    size_t repeated_ = 0;
 };
 
 class chunked_reader {
   public:
     // Opens path ("-" is standard input) and recognises its format, as sequence_reader does (the
     // same errors). options.batch_bytes sizes the chunks (chunk_sizes above) and, for the formats
-    // read serially, the batches.
-    explicit chunked_reader(std::string path, reader_options options = {}, chunk_sizes sizes = {});
+    // read serially, the batches. `split`: where a FASTA record may be cut into pieces
+    // (io/detail/chunk_cutter.hpp), each after the first carrying the split's `carry` sequence
+    // bytes before it. Off by default: only the references of an index are read so (reads reach
+    // a query whole). Such a record is still one record, numbered once; the batches of its pieces
+    // after the first say they continue it (text_chunk::continues_record()).
+    explicit chunked_reader(std::string path, reader_options options = {}, chunk_sizes sizes = {},
+                            detail::record_split split = {});
     ~chunked_reader();
     chunked_reader(chunked_reader&&) noexcept;
     chunked_reader& operator=(chunked_reader&&) noexcept;
@@ -139,6 +154,11 @@ class chunked_reader {
     // Other formats.
     std::optional<sequence_reader> serial_;
     uint64_t records_ = 0;
+    uint64_t record_bases_ = 0;  // the sequence bytes so far of the last record settled
+    // carry_ starts with a record continued from the chunk before it, which repeats that many
+    // sequence bytes.
+    bool carry_continues_ = false;
+    size_t carry_carried_ = 0;
 };
 
 }  // namespace qmer::io

@@ -1,5 +1,6 @@
 #include "app/index/reference_reading.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -12,7 +13,11 @@ bool reference_stream::cut(reference_chunk& chunk) {
         if (!reader_) {
             if (next_path_ == refs_.paths.size()) return false;
             try {
-                reader_ = std::make_shared<io::chunked_reader>(refs_.paths[next_path_], options_);
+                io::chunk_sizes sizes;
+                sizes.target = piece_bytes_;
+                reader_ = std::make_shared<io::chunked_reader>(
+                    refs_.paths[next_path_], options_, sizes,
+                    io::detail::record_split{piece_bytes_, refs_.k - 1});
             } catch (...) {
                 chunk.reader = nullptr;
                 chunk.file = next_path_;
@@ -53,6 +58,19 @@ void reference_stream::settle(reference_chunk& chunk) {
         if (path != name && message.starts_with(path))
             throw input_error(name + message.substr(path.size()));
         throw;
+    }
+}
+
+void reference_stream::tally(reference_chunk const& chunk, build_counts& counts) {
+    io::record_batch const& batch = chunk.batch;
+    bool const continues = chunk.text.continues_record() && !batch.empty();
+    size_t const repeated = continues ? chunk.text.repeated_bases() : 0;
+    counts.records += batch.size() - (continues ? 1 : 0);
+    counts.bases += batch.sequence_bytes() - repeated;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        uint64_t const bases = batch[i].sequence.size();
+        record_bases_ = i == 0 && continues ? record_bases_ + bases - repeated : bases;
+        counts.longest_record = std::max(counts.longest_record, record_bases_);
     }
 }
 

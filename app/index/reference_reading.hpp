@@ -33,6 +33,19 @@ namespace qmer::app {
 // A long record is split into pieces of this many k-mer start positions.
 inline constexpr size_t chunk_bases = size_t{1} << 20;
 
+// A FASTA record is read in pieces of about this many bytes of text, each carrying the k - 1
+// bases before it (io/chunked_reader.hpp, record_split): a chromosome held whole, as text
+// and again parsed, would take twice its size besides the build's own memory.
+inline constexpr size_t reference_piece_bytes = size_t{1} << 20;
+
+// The pieces (and chunks) of a pipeline on `threads` threads, which holds 2 chunks a thread, each
+// as text and as records: smaller with more threads, so that what is in flight stays near 8 MiB
+// (a chunk of 256 KiB still costs the pipeline next to nothing).
+inline size_t reference_piece_bytes_for(unsigned threads) {
+    return std::clamp<size_t>((size_t{2} << 20) / std::max(1u, threads), size_t{256} << 10,
+                              reference_piece_bytes);
+}
+
 // What a pass over the references counted.
 struct build_counts {
     std::atomic<uint64_t> kmers{0};
@@ -79,11 +92,20 @@ struct reference_chunk {
 };
 
 // Reads the references one after the other, in order, through the chunked reader's stages. A
-// reference read from a scratch copy keeps its own name in messages.
+// reference read from a scratch copy keeps its own name in messages. A long FASTA record comes in
+// pieces (reference_piece_bytes): a chunk whose text.continues_record() has the previous chunk's
+// last record continued as its first, with text.repeated_bases() bases repeated; tally() counts
+// such a record once.
 class reference_stream {
   public:
-    reference_stream(reference_set const& refs, io::reader_options options)
-        : refs_(refs), options_(options), holds_kmers_(refs.names.size(), false) {}
+    // piece_bytes: the pieces' size (reference_piece_bytes; tests use smaller ones). Chunks of
+    // records are cut at that size too, so that each thread's chunks in flight stay small.
+    reference_stream(reference_set const& refs, io::reader_options options,
+                     size_t piece_bytes = reference_piece_bytes)
+        : refs_(refs),
+          options_(options),
+          piece_bytes_(piece_bytes),
+          holds_kmers_(refs.names.size(), false) {}
 
     // The input stage (serial, in order): the next chunk of the current or a following file;
     // false at the end. A file that cannot be opened is a chunk whose settle() throws, so that
@@ -97,6 +119,9 @@ class reference_stream {
     // The three stages in the calling thread, for a pass without a pipeline: the next chunk's
     // records in chunk.batch (never none); false at the end.
     bool next(reference_chunk& chunk);
+    // Adds a settled chunk's records to counts (records, bases, longest_record), a record in
+    // pieces once and at its whole length. Serial, in input order (the settling stage).
+    void tally(reference_chunk const& chunk, build_counts& counts);
     // After every reference was read to its end: a reference with no k-mer (an empty file, only N,
     // records shorter than k) is an input error unless allow_empty, since a failed download
     // would otherwise make an index that silently matches nothing of it.
@@ -105,10 +130,12 @@ class reference_stream {
   private:
     reference_set const& refs_;
     io::reader_options options_;
+    size_t piece_bytes_;
     std::vector<bool> holds_kmers_;  // per reference, from the settling stage (serial)
     size_t next_path_ = 0;
     std::shared_ptr<io::chunked_reader> reader_;
     bool failed_ = false;
+    uint64_t record_bases_ = 0;  // the bases so far of the last record tallied
 };
 
 // Reads the references once and hands every piece of their sequences to `insert_span` (from the
@@ -123,7 +150,8 @@ void read_reference_spans(reference_pass const& pass, build_counts& counts,
     progress_meter& progress = pass.progress;
     size_t const tokens = 2 * static_cast<size_t>(threads);
     batch_pool<reference_chunk> pool(tokens);
-    reference_stream refs(pass.refs, {.decompression_threads = threads > 1 ? threads : 0});
+    reference_stream refs(pass.refs, {.decompression_threads = threads > 1 ? threads : 0},
+                          reference_piece_bytes_for(threads));
     // A chromosome is one record: split long records into pieces of chunk_bases k-mer start
     // positions (each piece carries the k - 1 bases the next one starts with), so every core
     // works on it and an interrupt is seen within one piece.
@@ -168,11 +196,7 @@ void read_reference_spans(reference_pass const& pass, build_counts& counts,
             return chunk;
         }
         refs.settle(*chunk);
-        io::record_batch const& batch = chunk->batch;
-        counts.records += batch.size();
-        counts.bases += batch.sequence_bytes();
-        for (io::sequence_record const r : batch)
-            counts.longest_record = std::max<uint64_t>(counts.longest_record, r.sequence.size());
+        refs.tally(*chunk, counts);
         progress.update(counts.records, counts.bases);
         if (stop()) stopping.store(true, std::memory_order_relaxed);
         return chunk;

@@ -53,6 +53,46 @@ size_t line_start_from(std::string_view text, size_t from) {
     return end == none ? none : end + 1;
 }
 
+// A split looks for its place among this many bytes at the end of a piece (a few lines); where
+// none is there (no sequence line in them), the piece grows and the split is tried again.
+constexpr size_t split_window = 4096;
+
+bool line_break(char c) {
+    return c == '\n' || c == '\r';
+}
+
+// kseq ends a FASTA record at a line starting with one of these (the next record's header).
+bool ends_sequence(char c) {
+    return c == '>' || c == '@' || c == '+';
+}
+
+// The start of the last line starting with '>' that starts before `end`, or `none`. memrchr: a
+// piece that continues a record is searched whole, once per piece, in the serial stage.
+size_t last_header_before(std::string_view text, size_t end) {
+    while (end > 0) {
+        void const* hit = ::memrchr(text.data(), '>', end);
+        if (hit == nullptr) return none;
+        size_t const at = static_cast<size_t>(static_cast<char const*>(hit) - text.data());
+        if (at == 0 || text[at - 1] == '\n') return at;
+        end = at;
+    }
+    return none;
+}
+
+// Up to `want` of the sequence bytes kseq keeps from text[from, to) (line breaks, and a '\r'
+// ending a line, dropped), the last ones, prepended to `out`; returns how many are still wanted.
+size_t kept_bytes_before(std::string_view text, size_t from, size_t to, size_t want,
+                         std::string& out) {
+    std::string reversed;
+    for (size_t p = to; p > from && reversed.size() < want; --p) {
+        char const c = text[p - 1];
+        if (c == '\n' || (c == '\r' && p < text.size() && text[p] == '\n')) continue;
+        reversed.push_back(c);
+    }
+    out.insert(out.begin(), reversed.rbegin(), reversed.rend());
+    return want - reversed.size();
+}
+
 }  // namespace
 
 cut_search find_fastq_cut(std::string_view text, size_t from) {
@@ -84,12 +124,14 @@ cut_search find_fasta_cut(std::string_view text, size_t from) {
     return {false, std::max(from, text.size())};
 }
 
-chunk_cutter::chunk_cutter(byte_input& input, bool fastq, size_t target, size_t most)
+chunk_cutter::chunk_cutter(byte_input& input, bool fastq, size_t target, size_t most,
+                           record_split split)
     : input_(input),
       fastq_(fastq),
       target_(target < 1 ? 1 : target),
       most_(most),
-      blind_from_(most) {}
+      blind_from_(most),
+      split_(fastq ? record_split{} : split) {}
 
 bool chunk_cutter::cut(byte_buffer& bytes, cut_piece& piece) {
     if (ended_) return false;
@@ -98,6 +140,13 @@ bool chunk_cutter::cut(byte_buffer& bytes, cut_piece& piece) {
     piece.starts_verified = tail_verified_;
     piece.last = false;
     piece.failure.clear();
+    piece.continues = continues_;
+    piece.lead.swap(lead_);
+    piece.carried = carried_;
+    piece.cut_inside = false;
+    continues_ = false;
+    lead_.clear();
+    carried_ = 0;
     tail_verified_ = true;
     size_t look_from = target_;
     for (;;) {
@@ -117,6 +166,12 @@ bool chunk_cutter::cut(byte_buffer& bytes, cut_piece& piece) {
                 return true;
             }
         }
+        if (split_.bytes != 0 && bytes.size() >= split_.bytes &&
+            split_record(bytes, piece.continues,
+                         std::string_view(piece.lead).substr(piece.lead.size() - piece.carried))) {
+            piece.cut_inside = true;
+            return true;
+        }
         if (!read_more(bytes)) {
             ended_ = true;
             piece.last = true;
@@ -124,6 +179,48 @@ bool chunk_cutter::cut(byte_buffer& bytes, cut_piece& piece) {
             return true;
         }
     }
+}
+
+// No line starting with '>' lies at or after the target (a cut there would have been made): the
+// cut goes into the piece's last record. `continues`: the piece continues a record, whose
+// sequence bytes `carried` (its lead's) precede its text.
+bool chunk_cutter::split_record(byte_buffer& bytes, bool continues, std::string_view carried) {
+    std::string_view const text = bytes.view();
+    size_t const lowest = text.size() > split_window ? text.size() - split_window : 1;
+    for (size_t at = text.size() - 1; at >= lowest; --at) {
+        // Between two bytes of one line: the piece cut short then ends that line where kseq would
+        // have gone on reading it, and no line end (nor a '\r' before one) moves.
+        if (line_break(text[at - 1]) || line_break(text[at])) continue;
+        size_t const header = last_header_before(text, at);
+        size_t sequence_from = 0;
+        std::string header_line;
+        if (header != none) {
+            size_t const header_end = line_end(text, header);
+            if (header_end == none || header_end >= at) return false;  // a cut in a header line
+            sequence_from = header_end + 1;
+            header_line.assign(text.substr(header, sequence_from - header));
+        } else if (continues) {
+            header_line = header_;
+        } else {
+            return false;  // text before the first header: the parser reports it whole
+        }
+        std::string kept;
+        size_t const wanted = kept_bytes_before(text, sequence_from, at, split_.carry, kept);
+        if (header == none && wanted != 0)
+            kept.insert(0, carried.substr(carried.size() - std::min(wanted, carried.size())));
+        // The next piece's first sequence line starts with kept (or text[at]): a byte that would
+        // end the record there is no place for a cut.
+        if (ends_sequence(kept.empty() ? text[at] : kept.front())) continue;
+        header_ = std::move(header_line);
+        carried_ = kept.size();
+        lead_ = header_ + kept;
+        continues_ = true;
+        tail_.assign(text.substr(at));
+        bytes.truncate(at);
+        bytes.append("\n");
+        return true;
+    }
+    return false;
 }
 
 bool chunk_cutter::read_more(byte_buffer& bytes) {

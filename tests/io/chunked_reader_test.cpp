@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +58,35 @@ struct slot {
     bool parsed = false;
 };
 
+// The sequence bytes a FASTA record cut into pieces repeats at each cut (the reader's
+// record_split): what take() holds the pieces to.
+size_t split_carry = 0;
+
+// Adds a settled batch's records to out. A record in pieces is put back together: a piece after the
+// first has the record's name and comment and repeats its last min(carry, its length so far) bases,
+// so that every k-mer (k <= carry + 1) of the record lies whole in exactly one piece.
+void take(slot const& s, reading& out) {
+    size_t first = 0;
+    if (s.chunk.continues_record() && !s.batch.empty()) {
+        if (out.records.empty()) {
+            ADD_FAILURE() << "a continued record with no record before it";
+            return;
+        }
+        owned_record& whole = out.records.back();
+        owned_record const piece = own(s.batch[0]);
+        size_t const repeated = s.chunk.repeated_bases();
+        EXPECT_EQ(repeated, std::min(split_carry, whole.sequence.size())) << whole.name;
+        EXPECT_EQ(piece.name, whole.name);
+        EXPECT_EQ(piece.comment, whole.comment);
+        EXPECT_EQ(piece.sequence.substr(0, repeated),
+                  whole.sequence.substr(whole.sequence.size() -
+                                        std::min(repeated, whole.sequence.size())));
+        whole.sequence += piece.sequence.substr(std::min(repeated, piece.sequence.size()));
+        first = 1;
+    }
+    for (size_t i = first; i < s.batch.size(); ++i) out.records.push_back(own(s.batch[i]));
+}
+
 // Settles the front slot into out; false (and out.error set) when settle() threw.
 bool settle_front(chunked_reader& reader, slot& s, reading& out) {
     uint64_t const before = reader.records_read();
@@ -65,11 +95,13 @@ bool settle_front(chunked_reader& reader, slot& s, reading& out) {
     } catch (input_error const& e) {
         out.error = e.what();
         // The batch holds the records before the malformed one.
-        for (sequence_record const r : s.batch) out.records.push_back(own(r));
+        take(s, out);
         return false;
     }
-    EXPECT_EQ(s.batch.first_record_number(), before + 1);
-    for (sequence_record const r : s.batch) out.records.push_back(own(r));
+    if (!s.batch.empty()) {
+        EXPECT_EQ(s.batch.first_record_number(), before + 1 - (s.chunk.continues_record() ? 1 : 0));
+    }
+    take(s, out);
     EXPECT_EQ(reader.records_read(), out.records.size());
     return true;
 }
@@ -264,6 +296,126 @@ TEST_F(chunked_reader_test, random_valid_and_damaged_text_reads_as_serially) {
     // The damage must have made errors to compare, and not only errors.
     EXPECT_GT(errors_seen, 100);
     EXPECT_LT(errors_seen, damaged_rounds + 1);
+}
+
+// The references of an index: FASTA records cut into pieces (the reader's record_split) read as the
+// serial reader reads them whole, with the same errors at the same record numbers; FASTQ (which
+// the split leaves alone) too.
+TEST_F(chunked_reader_test, records_cut_into_pieces_read_as_serially) {
+    std::mt19937_64 rng(4111);
+    int pieces_seen = 0, errors_seen = 0;
+    for (int round = 0; round < 400; ++round) {
+        bool const fastq = round % 5 == 0;
+        std::string text = random_text(rng, fastq, 12);
+        int const damages = round % 3 == 0 ? static_cast<int>(1 + rng() % 2) : 0;
+        for (int d = 0; d < damages; ++d) damage(rng, text);
+        std::string const p = write(fastq ? "r.fq" : "r.fa", text,
+                                    round % 10 == 7 ? compression::gzip : compression::none);
+        reading const want = read_serially(p);
+        errors_seen += !want.error.empty();
+        chunk_sizes const sizes = random_sizes(rng);
+        split_carry = rng() % 40;
+        detail::record_split const split{1 + rng() % 400, split_carry};
+        std::string const context =
+            "round " + std::to_string(round) + ", target " + std::to_string(sizes.target) +
+            ", split " + std::to_string(split.bytes) + ", carry " + std::to_string(split_carry);
+        reading got;
+        try {
+            chunked_reader reader(p, {}, sizes, split);
+            for (;;) {
+                slot s;
+                if (!reader.cut(s.chunk, s.batch)) break;
+                chunked_reader::parse(s.chunk, s.batch);
+                if (!settle_front(reader, s, got)) break;
+                EXPECT_FALSE(fastq && s.chunk.continues_record()) << context;
+                pieces_seen += s.chunk.continues_record();
+            }
+        } catch (input_error const& e) {
+            got.error = e.what();  // the file does not open
+        }
+        // The serial reader keeps nothing of a malformed record; the pieces of one before the
+        // piece where its problem shows were given out already (an index build stops all the
+        // same, with the same message).
+        if (!want.error.empty() && got.records.size() == want.records.size() + 1)
+            got.records.pop_back();
+        expect_same(got, want, context);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+    split_carry = 0;
+    EXPECT_GT(pieces_seen, 100);
+    EXPECT_GT(errors_seen, 20);
+}
+
+// All k-length windows of each record (of every piece of it), bases or not: the scanner decides
+// what a k-mer is, so this holds the pieces to every window the whole record has.
+std::multiset<std::string> windows_of(std::vector<owned_record> const& pieces, size_t k) {
+    std::multiset<std::string> out;
+    for (auto const& r : pieces)
+        for (size_t at = 0; at + k <= r.sequence.size(); ++at) out.insert(r.sequence.substr(at, k));
+    return out;
+}
+
+// A record cut at every place near a piece boundary (pieces from 1 to 90 bytes: every byte of the
+// record is the last of a piece for some size) has, over its pieces, exactly the k-length windows
+// of the whole record, for every k an index allows: none lost at a cut, none counted twice. The
+// sequence has N runs across the cuts, lower case, IUPAC codes, short lines and blank lines.
+TEST_F(chunked_reader_test, a_record_cut_anywhere_keeps_exactly_its_windows) {
+    std::mt19937_64 rng(99);
+    std::string sequence;
+    for (int i = 0; i < 400; ++i) {
+        size_t const r = rng() % 20;
+        sequence += r == 0   ? std::string(1 + rng() % 40, 'N')
+                    : r == 1 ? "acgT"
+                    : r == 2 ? "RY"
+                             : "";
+        sequence += "ACGT"[rng() % 4];
+    }
+    std::string text = ">long the comment\n";
+    for (size_t at = 0; at < sequence.size(); at += 7) {
+        text += sequence.substr(at, 7) + "\n";
+        if (at % 91 == 0) text += "\n";
+    }
+    text += ">next\nACGTACGT\n";
+    std::string const p = write("long.fa", text);
+    std::vector<owned_record> const whole = read_serially(p).records;
+    ASSERT_EQ(whole.size(), 2u);
+    ASSERT_EQ(whole[0].sequence, sequence);
+    for (size_t k : {1, 2, 3, 16, 17, 31, 32}) {
+        for (size_t piece = 1; piece <= 90; ++piece) {
+            chunked_reader reader(p, {}, chunk_sizes{1000000, 0}, {piece, k - 1});
+            std::vector<owned_record> pieces;
+            size_t continued = 0;
+            for (;;) {
+                slot s;
+                if (!reader.cut(s.chunk, s.batch)) break;
+                chunked_reader::parse(s.chunk, s.batch);
+                reader.settle(s.chunk, s.batch);
+                continued += s.chunk.continues_record();
+                for (sequence_record const r : s.batch) pieces.push_back(own(r));
+            }
+            EXPECT_GT(continued, 0u) << k << ", " << piece;
+            EXPECT_EQ(reader.records_read(), 2u);
+            ASSERT_EQ(windows_of(pieces, k), windows_of(whole, k)) << k << ", " << piece;
+        }
+    }
+}
+
+// Reads reach a query whole: without a split (the default, and what a query's reader gets), a
+// FASTA record many times the chunk target is one record of one chunk.
+TEST_F(chunked_reader_test, without_a_split_a_long_record_is_never_cut) {
+    std::string const big(200000, 'A');
+    std::string const p = write("reads.fa", ">a\nAC\n>big\n" + big + "\n>c\nT\n");
+    chunked_reader reader(p, {}, chunk_sizes{100, 0});
+    reading got;
+    for (;;) {
+        slot s;
+        if (!reader.cut(s.chunk, s.batch)) break;
+        chunked_reader::parse(s.chunk, s.batch);
+        EXPECT_FALSE(s.chunk.continues_record());
+        ASSERT_TRUE(settle_front(reader, s, got));
+    }
+    ASSERT_EQ(got.records.size(), 3u);
+    EXPECT_EQ(got.records[1].sequence, big);
 }
 
 TEST_F(chunked_reader_test, chunks_parsed_by_several_threads_at_once) {

@@ -85,10 +85,100 @@ TEST(reference_reading, every_kmer_position_reaches_the_sink_once) {
     }
 }
 
+// A chromosome is one FASTA record: read whole, it was held as text and again parsed (twice its
+// size) while the build's own memory was in use. It is read in pieces of reference_piece_bytes,
+// each repeating the k - 1 bases before it: every k-mer position reaches the sink once, and the
+// record is counted once, at its whole length.
+TEST(reference_reading, one_long_record_is_read_in_pieces) {
+    qmer::test::temp_folder const dir;
+    std::string const chromosome = random_bases(3 * reference_piece_bytes + 777, 21);
+    std::string text = ">chr1 a long one\n";
+    for (size_t at = 0; at < chromosome.size(); at += 60) text += chromosome.substr(at, 60) + "\n";
+    text += ">short\n" + random_bases(100, 22) + "\n";
+    std::string const a = write(dir, "chr.fa", text);
+    for (unsigned k : {1u, 17u, 31u, 32u}) {
+        uint64_t const positions = (chromosome.size() - k + 1) + (100 - k + 1);
+        reference_set const refs{{a}, {a}, k, false};
+        for (unsigned threads : {1u, 2u, 8u}) {
+            qmer::app::progress_meter progress("test", true);
+            counting_sink sink;
+            build_counts counts;
+            EXPECT_FALSE(insert_references(sink, plain_kmer_hashing(k, 0),
+                                           {refs, threads, progress}, counts));
+            EXPECT_EQ(sink.inserted.load(), positions) << k << ", " << threads << " threads";
+            EXPECT_EQ(counts.records, 2u);
+            EXPECT_EQ(counts.bases, chromosome.size() + 100);
+            EXPECT_EQ(counts.longest_record, chromosome.size());
+        }
+        // The stream gives the pieces: none holds the whole record's text, and each after the
+        // first continues it with k - 1 bases repeated.
+        reference_stream stream(refs, {});
+        reference_chunk chunk;
+        build_counts counts;
+        size_t continued = 0;
+        std::string joined;
+        while (stream.next(chunk)) {
+            stream.tally(chunk, counts);
+            ASSERT_LE(chunk.batch.sequence_bytes(), 2 * reference_piece_bytes);
+            for (size_t i = 0; i < chunk.batch.size(); ++i) {
+                std::string_view const seq = chunk.batch[i].sequence;
+                if (i == 0 && chunk.text.continues_record()) {
+                    ++continued;
+                    ASSERT_EQ(chunk.text.repeated_bases(), k - 1);
+                    EXPECT_EQ(seq.substr(0, k - 1), joined.substr(joined.size() - (k - 1)));
+                    joined += seq.substr(k - 1);
+                } else if (chunk.batch[i].name == "chr1") {
+                    joined = seq;
+                }
+            }
+        }
+        EXPECT_GE(continued, 3u);
+        EXPECT_EQ(joined, chromosome);
+        EXPECT_EQ(counts.records, 2u);
+        EXPECT_EQ(counts.bases, chromosome.size() + 100);
+        EXPECT_EQ(counts.longest_record, chromosome.size());
+    }
+}
+
+TEST(reference_reading, pieces_shrink_with_threads_so_chunks_in_flight_stay_small) {
+    EXPECT_EQ(reference_piece_bytes_for(0), reference_piece_bytes);
+    EXPECT_EQ(reference_piece_bytes_for(1), reference_piece_bytes);
+    EXPECT_EQ(reference_piece_bytes_for(2), size_t{1} << 20);
+    EXPECT_EQ(reference_piece_bytes_for(8), size_t{256} << 10);
+    EXPECT_EQ(reference_piece_bytes_for(64), size_t{256} << 10);
+}
+
+// Pieces smaller than a line, than k: the k-mer positions and the counts are those of the
+// records, whatever the piece size.
+TEST(reference_reading, any_piece_size_gives_every_kmer_position_once) {
+    qmer::test::temp_folder const dir;
+    std::string const seq = random_bases(50000, 23);
+    std::string text = ">x\n";
+    for (size_t at = 0; at < seq.size(); at += 70) text += seq.substr(at, 70) + "\n";
+    std::string const a = write(dir, "x.fa", text + ">y\nACGTACGTAC\n");
+    for (size_t piece : {size_t{1}, size_t{5}, size_t{100}, size_t{20000}}) {
+        unsigned const k = 31;
+        reference_set const refs{{a}, {a}, k, false};
+        reference_stream stream(refs, {}, piece);
+        reference_chunk chunk;
+        build_counts counts;
+        uint64_t positions = 0;
+        while (stream.next(chunk)) {
+            stream.tally(chunk, counts);
+            for (qmer::io::sequence_record const r : chunk.batch)
+                positions += r.sequence.size() >= k ? r.sequence.size() - k + 1 : 0;
+        }
+        EXPECT_EQ(positions, seq.size() - k + 1) << piece;
+        EXPECT_EQ(counts.records, 2u);
+        EXPECT_EQ(counts.bases, seq.size() + 10);
+        EXPECT_EQ(counts.longest_record, seq.size());
+    }
+}
+
 TEST(reference_reading, a_full_sink_stops_the_reading) {
     qmer::test::temp_folder const dir;
     std::string text;
-    // 40 records of 500 kbp: several chunks of 4 MiB.
+    // 40 records of 500 kbp: many chunks.
     for (int r = 0; r < 40; ++r) text += ">r\n" + random_bases(500000, 10 + r) + "\n";
     std::string const a = write(dir, "a.fa", text);
     reference_set const refs{{a}, {a}, 31, false};

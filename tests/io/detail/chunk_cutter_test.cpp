@@ -168,6 +168,102 @@ TEST(chunk_cutter, a_fasta_record_longer_than_the_target_is_one_piece) {
     EXPECT_EQ(pieces, want);
 }
 
+// Cuts text into pieces with a split (record_split) of FASTA records.
+std::vector<std::string> split_pieces_of(std::string const& text, bool fastq, size_t target,
+                                         record_split split, std::vector<cut_piece>& marks) {
+    memory_input input(text);
+    chunk_cutter cutter(input, fastq, target, 8 * target, split);
+    byte_buffer bytes;
+    cut_piece piece;
+    std::vector<std::string> out;
+    while (cutter.cut(bytes, piece)) {
+        out.emplace_back(bytes.view());
+        marks.push_back(piece);
+    }
+    return out;
+}
+
+// The sequence bytes kseq keeps of FASTA text (line breaks dropped).
+std::string bases_of(std::string_view text) {
+    std::string out;
+    for (char c : text)
+        if (c != '\n') out += c;
+    return out;
+}
+
+TEST(chunk_cutter, a_long_fasta_record_is_cut_inside_when_a_split_is_given) {
+    std::mt19937_64 rng(5);
+    std::string big;
+    for (int i = 0; i < 60000; ++i) big += "ACGTNacgtn"[rng() % 10];
+    std::string lines;
+    for (size_t at = 0; at < big.size(); at += 60) lines += big.substr(at, 60) + "\n";
+    std::string const text = ">a\nAC\n>big some words\n" + lines + ">c\nGG\n";
+    std::vector<cut_piece> marks;
+    // Pieces are read 16 KiB at a time: a split of 1 byte cuts near the end of what was read.
+    auto const pieces = split_pieces_of(text, false, 4, {1, 30}, marks);
+    std::string joined;
+    size_t inside_big = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        std::string piece = pieces[i];
+        if (marks[i].cut_inside) {
+            ASSERT_EQ(piece.back(), '\n');
+            piece.pop_back();  // the line end added where the record was cut
+            ASSERT_LT(i + 1, pieces.size());
+            EXPECT_TRUE(marks[i + 1].continues);
+            // The next piece's lead: the header line of the record cut, and its (up to) 30
+            // sequence bytes before the cut.
+            std::string const so_far = joined + piece;
+            size_t const header = so_far.rfind("\n>") + 1;
+            size_t const header_end = so_far.find('\n', header) + 1;
+            std::string const before = bases_of(so_far.substr(header_end));
+            size_t const carried = std::min<size_t>(30, before.size());
+            EXPECT_EQ(marks[i + 1].lead, so_far.substr(header, header_end - header) +
+                                             before.substr(before.size() - carried));
+            EXPECT_EQ(marks[i + 1].carried, carried);
+            inside_big += so_far.substr(header, 4) == ">big";
+        } else if (i + 1 < pieces.size()) {
+            EXPECT_FALSE(marks[i + 1].continues);
+        }
+        joined += piece;
+    }
+    EXPECT_EQ(joined, text);
+    EXPECT_GE(inside_big, 3u);
+    EXPECT_EQ(pieces.front(), ">a\nAC\n");
+    EXPECT_FALSE(marks.front().continues);
+}
+
+TEST(chunk_cutter, a_cut_inside_a_record_is_never_where_a_line_would_end_it) {
+    // Sequence lines full of bytes kseq would take for a header or a '+' line at a line start,
+    // and CRLF line ends: no piece may start a sequence line with them, or split "\r\n".
+    std::mt19937_64 rng(8);
+    for (size_t carry : {0u, 1u, 3u}) {
+        std::string text = ">r\r\n";
+        for (int line = 0; line < 4000; ++line) {
+            for (int i = 0; i < 9; ++i) text += ">@+AC"[rng() % 5];
+            text += "\r\n";
+        }
+        std::vector<cut_piece> marks;
+        auto const pieces = split_pieces_of(text, false, 1 << 20, {1, carry}, marks);
+        ASSERT_GT(pieces.size(), 1u);
+        for (size_t i = 1; i < pieces.size(); ++i) {
+            ASSERT_TRUE(marks[i].continues);
+            std::string const first =
+                marks[i].lead.substr(marks[i].lead.size() - marks[i].carried) + pieces[i];
+            EXPECT_EQ(std::string(">@+\r\n").find(first[0]), std::string::npos) << carry;
+            EXPECT_NE(pieces[i - 1].substr(pieces[i - 1].size() - 2), "\r\n");
+        }
+    }
+}
+
+TEST(chunk_cutter, a_split_leaves_fastq_alone) {
+    std::string text;
+    for (int i = 0; i < 2000; ++i) text += "@r" + std::to_string(i) + "\nACGTACGT\n+\nIIIIIIII\n";
+    std::vector<cut_piece> with, without;
+    EXPECT_EQ(split_pieces_of(text, true, 100, {1, 30}, with),
+              split_pieces_of(text, true, 100, {}, without));
+    for (cut_piece const& m : with) EXPECT_FALSE(m.continues || m.cut_inside);
+}
+
 TEST(chunk_cutter, an_empty_text_is_one_empty_last_piece) {
     std::vector<cut_piece> marks;
     auto const pieces = pieces_of("", true, 10, 100, &marks);
