@@ -30,20 +30,22 @@ HAND_KEPT_NAME = "external_claims.tsv"  # files of figures no script computes; t
 # The claims files the page is made of: the current run of each bench folder.
 CLAIMS_FILES = [
     "bench/peers/results/2026-11-25i/claims.tsv",
+    "bench/peers/results/2026-11-27/claims.tsv",
     "bench/scale/results/2026-11-26l/build/claims.tsv",
     "bench/scaling/results/2026-11-27T080916Z/claims.tsv",
     "bench/qf/results/2026-11-27-ab/claims.tsv",
     "bench/scaling/results/model-2026-11-27T1347/claims.tsv",
     "bench/scaling/external_claims.tsv",
     "bench/query/external_claims.tsv",
-    "bench/accuracy/results/2026-11-27T1438Z/claims.tsv",
+    "bench/accuracy/results/2026-11-27T1646Z/claims.tsv",
 ]
 
 # (section id, heading, the keys of its rows in page order). Every claim read must be placed here
 # exactly once, so a claim that a script stops writing, or a new one, cannot pass unnoticed.
 SECTIONS = [
     ("peers", "Against peers (bench/peers, bench/scale)",
-     ["peers.build", "peers.mixed_reads", "peers.pos_neg_reads", "peers.accuracy",
+     ["peers.build", "peers.mixed_reads", "peers.pos_neg_reads", "peers.host_mix",
+      "peers.host_mix_sets", "peers.accuracy",
       "scale.build_random"]),
     ("threads", "Threads (bench/scaling, bench/qf)",
      ["scaling.second_thread", "scaling.index_vs_kmc", "scaling.qf_inserts", "qf.before_after",
@@ -51,7 +53,8 @@ SECTIONS = [
     ("shared", "Shared machines (bench/query)", ["query.mapped"]),
     ("accuracy", "Host depletion accuracy (bench/accuracy)",
      ["accuracy.short", "accuracy.long_default", "accuracy.long_closest",
-      "accuracy.long_one_setting"]),
+      "accuracy.long_one_setting", "accuracy.deep", "accuracy.deacon_rule",
+      "accuracy.long_speed"]),
 ]
 
 INTRO = """\
