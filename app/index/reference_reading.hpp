@@ -39,10 +39,11 @@ inline constexpr size_t chunk_bases = size_t{1} << 20;
 inline constexpr size_t reference_piece_bytes = size_t{1} << 20;
 
 // The pieces (and chunks) of a pipeline on `threads` threads, which holds 2 chunks a thread, each
-// as text and as records: smaller with more threads, so that what is in flight stays near 8 MiB
-// (a chunk of 256 KiB still costs the pipeline next to nothing).
+// as text and as records: smaller with more threads, so that what is in flight stays near 4 MiB,
+// as on one thread (it adds to the super-k-mer bins at the end of the reading, the build's
+// peak; a chunk of 128 KiB still costs the pipeline next to nothing).
 inline size_t reference_piece_bytes_for(unsigned threads) {
-    return std::clamp<size_t>((size_t{2} << 20) / std::max(1u, threads), size_t{256} << 10,
+    return std::clamp<size_t>((size_t{1} << 20) / std::max(1u, threads), size_t{128} << 10,
                               reference_piece_bytes);
 }
 

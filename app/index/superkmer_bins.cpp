@@ -46,6 +46,12 @@ constexpr unsigned max_bin_bits = 12;
 constexpr unsigned wanted_bin_bits = 10;
 constexpr unsigned most_window_bits_per_bin = 20;
 constexpr size_t min_buffer_bytes = 4096;
+// The smallest buffer, and the slabs (per thread) that buffers below a page are sliced from.
+constexpr size_t min_slice_bytes = 256;
+constexpr size_t slab_lines = 1024;  // 64 KiB
+// The plain values' first buffer of a bin and thread: a few crowded windows give a few hundred
+// bytes per bin and thread.
+constexpr size_t plain_first_bytes = 256;
 // K-mers the fill gathers before hashing them (16 KiB of k-mers and 16 of spreads: in L1).
 constexpr size_t hash_batch = 1024;
 
@@ -206,10 +212,14 @@ void chunk_arena::release(uint8_t* at, uint64_t bytes) noexcept {
 }
 
 binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
-                           uint32_t first_group, std::function<io::spill_file&()> open_file)
+                           uint32_t first_group, std::function<io::spill_file&()> open_file,
+                           size_t first_bytes)
     : bins_(bins),
       buffer_bytes_((std::max(buffer_bytes, min_buffer_bytes) + chunk_arena::page - 1) /
                     chunk_arena::page * chunk_arena::page),
+      first_bytes_(first_bytes == 0
+                       ? buffer_bytes_
+                       : std::clamp(std::bit_ceil(first_bytes), min_slice_bytes, buffer_bytes_)),
       memory_(memory),
       first_group_(first_group),
       open_file_(std::move(open_file)),
@@ -239,17 +249,35 @@ void binned_store::publish() noexcept {
 #endif
 }
 
+uint8_t* binned_store::slab_slice(thread_bins& mine, size_t bytes) {
+    size_t const lines = bytes / line_bytes;
+    if (mine.slab_left < lines) {
+        mine.slabs.push_back(std::make_unique<slab_line[]>(slab_lines));
+        mine.slab_left = slab_lines;
+    }
+    mine.slab_left -= lines;
+    return mine.slabs.back()[slab_lines - mine.slab_left - lines].bytes;
+}
+
 void binned_store::renew(thread_bins& mine, uint32_t bin) {
     flush(mine, bin);
     buffer& b = mine.buffers[bin];
-    if (uint8_t* const at = memory_.take(first_group_ + bin, buffer_bytes_)) {
+    size_t const bytes = b.next == 0 ? first_bytes_ : b.next;
+    b.next = static_cast<uint32_t>(std::min(2 * bytes, buffer_bytes_));
+    b.in_arena = b.in_slab = false;
+    if (bytes < chunk_arena::page) {
+        b.at = slab_slice(mine, bytes);
+        b.in_slab = true;
+    } else if (uint8_t* const at = memory_.take(first_group_ + bin, bytes)) {
         b.at = at;
         b.in_arena = true;
     } else {
         b.spill.resize(buffer_bytes_);
         b.at = b.spill.data();
-        b.in_arena = false;
+        b.capacity = static_cast<uint32_t>(buffer_bytes_);
+        return;
     }
+    b.capacity = static_cast<uint32_t>(bytes);
 }
 
 void binned_store::flush(thread_bins& mine, uint32_t bin) {
@@ -262,9 +290,11 @@ void binned_store::flush(thread_bins& mine, uint32_t bin) {
     if (b.size == 0) return;
     chunk c;
     c.bytes = b.size;
-    if (b.in_arena) {
+    if (b.in_arena || b.in_slab) {
         c.memory = b.at;  // the slice is the chunk; the next one is taken by renew()
+        c.in_slab = b.in_slab;
         b.at = nullptr;
+        b.capacity = 0;
     } else {
         c.offset = open_file_().append(b.at, b.size);
         file_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
@@ -301,7 +331,7 @@ void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes)
     memory_.give_back(first_group_ + bin, [&](auto&& give) {
         for (auto& mine : local_)
             for (auto const& c : mine.chunks[bin])
-                if (c.memory != nullptr) give(c.memory, c.bytes);
+                if (c.memory != nullptr && !c.in_slab) give(c.memory, c.bytes);
     });
     for (auto& mine : local_) std::vector<chunk>().swap(mine.chunks[bin]);
 }
@@ -385,12 +415,15 @@ superkmer_bins::superkmer_bins(minimizer_scanner const& scanner, unsigned bin_bi
                    if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
                    return *file_;
                }),
-      plain_(uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
-             uint32_t{1} << bin_bits_, [this]() -> io::spill_file& {
-                 std::lock_guard lock(file_mutex_);
-                 if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
-                 return *file_;
-             }) {
+      plain_(
+          uint32_t{1} << bin_bits_, buffer_bytes_per_thread >> bin_bits_, memory_,
+          uint32_t{1} << bin_bits_,
+          [this]() -> io::spill_file& {
+              std::lock_guard lock(file_mutex_);
+              if (!file_) file_ = std::make_unique<io::spill_file>(temp_folder_);
+              return *file_;
+          },
+          plain_first_bytes) {
     if (bin_bits < 1 || bin_bits > max_bin_bits)
         throw std::logic_error("superkmer_bins: 1 to 12 bin bits");
 }
@@ -699,13 +732,11 @@ bool superkmer_bins::append_to(level_writer_sink const& level, overloaded_window
     records_.flush_all();
     plain_.flush_all();
     qf::rank_select::shape const shape = level.writer.shape();
-    // What a bin in flight holds: its offsets, its middle segment's words, and the writer and
-    // widening buffer of the thread that wrote them (reused from bin to bin).
+    // What a bin in flight holds: its offsets and its middle segment's words. The writer that
+    // wrote them is the thread's (2 tokens a thread: a writer's buffers are 0.5 MiB).
     struct token {
         std::vector<uint32_t> offsets;
         qf::unit_segment segment;
-        std::optional<qf::rank_select_writer> writer;
-        std::vector<uint64_t> piece;
     };
     auto const sorted = [&](uint32_t bin, token& t) {
         sorted_bin(bin, marks, t.offsets);
@@ -713,8 +744,9 @@ bool superkmer_bins::append_to(level_writer_sink const& level, overloaded_window
         auto const fp = [&](size_t i) { return base + t.offsets[i]; };
         qf::find_unit_segment(shape, t.offsets.size(), fp, t.segment);
         if (!t.segment.found) return;
-        if (!t.writer) t.writer.emplace(shape);
-        qf::write_unit_segment(t.segment, fp, *t.writer, t.piece);
+        fill_scratch& mine = scratch_.local();
+        if (!mine.writer) mine.writer.emplace(shape);
+        qf::write_unit_segment(t.segment, fp, *mine.writer, mine.piece);
     };
     bool any = false;
     uint64_t last = 0;

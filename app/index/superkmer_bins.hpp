@@ -42,6 +42,7 @@
 #include "app/index/sort_and_append.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/stored/writer.hpp"
 #include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
 #include "io/spill_file.hpp"
@@ -120,9 +121,12 @@ class binned_store {
 
     // bins: the number of bins; buffer_bytes: each thread's buffer per bin (rounded up to whole
     // pages); memory: where chunks go while it has room (bin b's in group first_group + b), else
-    // to open_file()'s scratch file.
+    // to open_file()'s scratch file. first_bytes (a power of 2, 0: buffer_bytes): a thread's first
+    // buffer of a bin, each next one twice the last up to buffer_bytes; those below a page are
+    // slices of the thread's own slabs, so that a store of few values (the plain values of a few
+    // crowded windows) takes a few hundred bytes per bin and thread, not a page.
     binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory, uint32_t first_group,
-                 std::function<io::spill_file&()> open_file);
+                 std::function<io::spill_file&()> open_file, size_t first_bytes = 0);
 
     struct thread_bins;
     // The calling thread's buffers (a TLS lookup: take it once per sequence, not per value).
@@ -141,7 +145,7 @@ class binned_store {
     void emplace(thread_bins& mine, uint32_t bin, size_t bytes, Write&& write) {
         static_assert(Room <= max_room);
         buffer& b = mine.buffers[bin];
-        if (b.size + b.staged + Room > buffer_bytes_ || b.at == nullptr) [[unlikely]]
+        if (b.size + b.staged + Room > b.capacity) [[unlikely]]  // 0 without a buffer
             renew(mine, bin);
         uint8_t* const line = mine.staging[bin].bytes;
         write(line + b.staged);
@@ -168,36 +172,50 @@ class binned_store {
     struct chunk {
         uint64_t offset = 0;  // in the file, when `memory` is null
         uint64_t bytes = 0;
-        uint8_t* memory = nullptr;  // in the arena
+        uint8_t* memory = nullptr;  // in the arena, or in a thread's slab
+        bool in_slab = false;       // freed with the store, not with its bin
     };
     // A bin's buffer: a slice of the arena, which becomes the chunk as it is (no copy), or, once
-    // the arena is used up, `spill`, written to the file when full. `size`: whole lines written
-    // to it; `staged`: bytes in the bin's staging line, not yet in it.
+    // the arena is used up, `spill`, written to the file when full; a small one (below a page),
+    // a slice of the thread's slab. `size`: whole lines written to it; `staged`: bytes in the
+    // bin's staging line, not yet in it; `capacity`: its bytes (0: none yet); `next`: the next
+    // one's (0: the first).
     struct buffer {
         uint8_t* at = nullptr;
         size_t size = 0;
+        uint32_t capacity = 0;
         uint32_t staged = 0;
+        uint32_t next = 0;
         bool in_arena = false;
+        bool in_slab = false;
         std::vector<uint8_t> spill;
     };
     struct alignas(line_bytes) staging_line {
         uint8_t bytes[line_bytes + max_room];
     };
+    struct alignas(line_bytes) slab_line {
+        uint8_t bytes[line_bytes];
+    };
     struct thread_bins {
         std::vector<buffer> buffers;             // per bin, until full
         std::vector<staging_line> staging;       // per bin
         std::vector<std::vector<chunk>> chunks;  // per bin
+        std::vector<std::unique_ptr<slab_line[]>> slabs;
+        size_t slab_left = 0;  // lines left at the end of the last slab
     };
 
   private:
     // 64 bytes from `line` to `to`: non-temporal where `to` is a whole line.
     static void put_line(uint8_t* to, uint8_t const* line) noexcept;
     void flush(thread_bins& mine, uint32_t bin);
-    // Flushes the bin's buffer and gives it room for buffer_bytes again.
+    // Flushes the bin's buffer and gives it room for its next capacity.
     void renew(thread_bins& mine, uint32_t bin);
+    // `bytes` (a whole number of lines) of the thread's slabs.
+    static uint8_t* slab_slice(thread_bins& mine, size_t bytes);
 
     uint32_t bins_;
     size_t buffer_bytes_;
+    size_t first_bytes_;
     chunk_arena& memory_;
     uint32_t first_group_;
     std::atomic<uint64_t> file_bytes_{0};
@@ -290,6 +308,9 @@ class superkmer_bins {
         std::vector<uint8_t> bytes;
         std::vector<uint32_t> plain, tmp, merged;
         std::vector<uint64_t> kmers, spreads;  // a batch to hash
+        // A level's middle segments (append_to a level_writer_sink), restarted for each.
+        std::optional<qf::rank_select_writer> writer;
+        std::vector<uint64_t> piece;
     };
 
     static bool fits(unsigned bin_bits, qf::geometry g, unsigned window_bits) noexcept;

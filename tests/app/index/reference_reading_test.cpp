@@ -143,9 +143,10 @@ TEST(reference_reading, one_long_record_is_read_in_pieces) {
 TEST(reference_reading, pieces_shrink_with_threads_so_chunks_in_flight_stay_small) {
     EXPECT_EQ(reference_piece_bytes_for(0), reference_piece_bytes);
     EXPECT_EQ(reference_piece_bytes_for(1), reference_piece_bytes);
-    EXPECT_EQ(reference_piece_bytes_for(2), size_t{1} << 20);
-    EXPECT_EQ(reference_piece_bytes_for(8), size_t{256} << 10);
-    EXPECT_EQ(reference_piece_bytes_for(64), size_t{256} << 10);
+    EXPECT_EQ(reference_piece_bytes_for(2), size_t{512} << 10);
+    EXPECT_EQ(reference_piece_bytes_for(4), size_t{256} << 10);
+    EXPECT_EQ(reference_piece_bytes_for(8), size_t{128} << 10);
+    EXPECT_EQ(reference_piece_bytes_for(64), size_t{128} << 10);
 }
 
 // Pieces smaller than a line, than k: the k-mer positions and the counts are those of the

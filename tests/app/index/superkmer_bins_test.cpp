@@ -17,6 +17,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -28,6 +29,7 @@
 namespace {
 
 using qmer::local_kmer_hashing;
+using qmer::app::binned_store;
 using qmer::app::chunk_arena;
 using qmer::app::overloaded_windows;
 using qmer::app::superkmer_bins;
@@ -300,6 +302,63 @@ TEST(superkmer_bins, a_level_written_in_parallel_is_the_one_writers) {
             }
         }
     }
+}
+
+// A store's values of each bin, appended by `threads` threads (thread t's value i of bin b is
+// b << 24 | t << 16 | i), flushed, and read back bin by bin, each freed as it is read: every bin
+// must come back whole, in each thread's order, whatever the other bins' freeing did.
+void check_store_round_trip(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            auto& mine = store.mine();
+            for (uint32_t i = 0; i < each; ++i)
+                for (uint32_t b = 0; b < bins; ++b) {
+                    uint32_t const value = b << 24 | t << 16 | i;
+                    store.append<sizeof value>(mine, b, &value, sizeof value);
+                }
+            binned_store::publish();
+        });
+    for (auto& w : workers) w.join();
+    store.flush_all();
+    std::vector<uint8_t> bytes;
+    for (uint32_t b = 0; b < bins; ++b) {
+        store.read(b, true, bytes);
+        ASSERT_EQ(bytes.size(), size_t{threads} * each * sizeof(uint32_t)) << "bin " << b;
+        std::vector<uint32_t> next(threads, 0);
+        for (size_t at = 0; at < bytes.size(); at += sizeof(uint32_t)) {
+            uint32_t v;
+            std::memcpy(&v, bytes.data() + at, sizeof v);
+            unsigned const t = (v >> 16) & 0xFF;
+            ASSERT_EQ(v >> 24, b) << "a value of another bin";
+            ASSERT_LT(t, threads);
+            ASSERT_EQ(v & 0xFFFF, next[t]++) << "bin " << b << ", thread " << t;
+        }
+    }
+}
+
+// A store whose first buffers are small takes a few hundred bytes per bin and thread from the
+// threads' own slabs, and no page of the arena per bin and thread: with an arena of no room, a
+// few values per bin never reach the scratch file.
+TEST(binned_store, few_values_per_bin_take_no_page_each) {
+    chunk_arena none(0);
+    auto no_file = []() -> qmer::io::spill_file& {
+        throw std::runtime_error("a few values per bin went to the scratch file");
+    };
+    binned_store store(64, 16 * chunk_arena::page, none, 0, no_file, 256);
+    check_store_round_trip(store, 64, 3, 150);  // 600 bytes: buffers of 256 and 512
+}
+
+// Buffers growing from slab slices to arena chunks (256 bytes to 16 KiB) keep every value, and
+// freeing a bin gives back its arena chunks only: the slab slices of the bins not yet read stay.
+TEST(binned_store, buffers_growing_from_slabs_to_the_arena_keep_every_value) {
+    constexpr uint32_t bins = 8;
+    chunk_arena arena(1024 * chunk_arena::page, bins, 64 * chunk_arena::page);
+    auto no_file = []() -> qmer::io::spill_file& {
+        throw std::runtime_error("the arena had room");
+    };
+    binned_store store(bins, 16 * chunk_arena::page, arena, 0, no_file, 256);
+    check_store_round_trip(store, bins, 2, 20000);  // 80 KB a bin and thread
 }
 
 // The arena hands out disjoint whole pages: each group's from its own range while it has room,
