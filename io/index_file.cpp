@@ -203,17 +203,76 @@ uint32_t stated_version(int fd, size_t size) {
     return version;
 }
 
+// index_checksum_head of `size` bytes whose 64-bit word at an offset word(offset) reads (offsets
+// always leave room for the word): the layout's walk, where a field that runs past the bytes ends
+// the head at `size` and a missing section marker ends it before that word.
+template <typename Word>
+uint64_t head_of(uint64_t size, Word&& word) {
+    if (size < prefix_bytes) return size;
+    uint64_t const header_bytes = word(16);
+    if (header_bytes > size - prefix_bytes) return size;
+    uint64_t at = (prefix_bytes + header_bytes + 7) / 8 * 8;
+    for (;;) {
+        if (at > size || size - at < 16) return size;
+        if (word(at) != section_tag) return at;
+        uint64_t const params = word(at + 8);
+        at += 16;
+        if (params >= (size - at) / 8) return size;  // no room for them and the word count
+        at += 8 * params;
+        uint64_t const words = word(at);
+        at = (at + 8 + words_alignment - 1) / words_alignment * words_alignment;
+        if (at > size) return size;
+        if (words != 0) return at;
+    }
+}
+
+// The head of the bytes [0, size) of fd sums (a file less its last 8 bytes). A word that cannot be
+// read counts as 0: the read that sums the file then fails on it and reports why.
+uint64_t head_of_file(int fd, uint64_t size) {
+    return head_of(size, [fd](uint64_t at) {
+        uint64_t w = 0;
+        if (::pread(fd, &w, sizeof w, static_cast<off_t>(at)) != sizeof w) w = 0;
+        return w;
+    });
+}
+
 }  // namespace
+
+uint64_t index_checksum_head(void const* bytes, size_t size) {
+    return head_of(size, [bytes](uint64_t at) {
+        uint64_t w;
+        std::memcpy(&w, static_cast<char const*>(bytes) + at, sizeof w);
+        return w;
+    });
+}
 
 struct index_checksum_stream::impl {
     bool piecewise;
-    xxh3_stream sum;               // the whole stream, or the current piece's
-    uint64_t in_piece = 0;         // bytes of the current piece
-    std::vector<uint64_t> pieces;  // digests of the finished pieces
+    bool head_open;                  // format 8 on, until end_head()
+    uint64_t piece_left;             // bytes still to come in the current piece
+    xxh3_stream sum{};               // the whole stream, or the current piece's
+    uint64_t in_piece = 0;           // bytes of the current piece
+    std::vector<uint64_t> pieces{};  // digests of the finished pieces
+
+    void end_piece() {
+        if (in_piece > 0) pieces.push_back(sum.digest());
+        sum.reset();
+        in_piece = 0;
+        piece_left = checksum_piece_bytes;
+    }
 };
 
-index_checksum_stream::index_checksum_stream(uint32_t format_version)
-    : impl_(std::make_unique<impl>(impl{format_version >= piecewise_checksum_since, {}, 0, {}})) {}
+index_checksum_stream::index_checksum_stream(uint32_t format_version,
+                                             std::optional<uint64_t> head_bytes) {
+    bool const piecewise = format_version >= piecewise_checksum_since;
+    bool const head = format_version >= checksum_head_since;
+    bool const open = head && !head_bytes.has_value();
+    // An open head ends at end_head() alone; a head of 0 bytes (of no bytes) is no piece.
+    uint64_t const first = !head || (head_bytes && *head_bytes == 0) ? checksum_piece_bytes
+                           : open                                    ? UINT64_MAX
+                                                                     : *head_bytes;
+    impl_ = std::make_unique<impl>(impl{piecewise, open, first});
+}
 
 index_checksum_stream::~index_checksum_stream() = default;
 
@@ -225,18 +284,20 @@ void index_checksum_stream::update(void const* bytes, size_t size) {
     }
     auto const* p = static_cast<char const*>(bytes);
     while (size > 0) {
-        size_t const n =
-            static_cast<size_t>(std::min<uint64_t>(size, checksum_piece_bytes - s.in_piece));
+        size_t const n = static_cast<size_t>(std::min<uint64_t>(size, s.piece_left));
         s.sum.update(p, n);
         s.in_piece += n;
+        if (!s.head_open) s.piece_left -= n;
         p += n;
         size -= n;
-        if (s.in_piece == checksum_piece_bytes) {
-            s.pieces.push_back(s.sum.digest());
-            s.sum.reset();
-            s.in_piece = 0;
-        }
+        if (s.piece_left == 0) s.end_piece();
     }
+}
+
+void index_checksum_stream::end_head() {
+    if (!impl_->head_open) throw std::logic_error("index_checksum_stream: no open head to end");
+    impl_->head_open = false;
+    impl_->end_piece();
 }
 
 uint64_t index_checksum_stream::digest(
@@ -256,12 +317,23 @@ uint64_t index_checksum_stream::digest(
 }
 
 uint64_t index_checksum(uint32_t format_version, void const* bytes, size_t size) {
-    index_checksum_stream sum(format_version);
+    index_checksum_stream sum(format_version, format_version >= checksum_head_since
+                                                  ? std::optional(index_checksum_head(bytes, size))
+                                                  : std::nullopt);
     sum.update(bytes, size);
     return sum.digest();
 }
 
 namespace {
+
+// The checksum stream of the file fd of `size` bytes, by the rule of the version it states.
+std::unique_ptr<index_checksum_stream> file_checksum_stream(int fd, size_t size) {
+    uint32_t const version = stated_version(fd, size);
+    size_t const summed = size >= 8 ? size - 8 : 0;
+    return std::make_unique<index_checksum_stream>(
+        version,
+        version >= checksum_head_since ? std::optional(head_of_file(fd, summed)) : std::nullopt);
+}
 
 // Reads bytes [0, size) of fd, at most `piece` bytes at a time, each piece into place(offset)
 // (room for it), and sums all but the last 8 bytes (the stored checksum) by the rule of the
@@ -273,16 +345,16 @@ struct read_result {
 };
 template <typename Place>
 read_result read_and_sum(int fd, size_t size, size_t piece, Place&& place) {
-    index_checksum_stream sum(stated_version(fd, size));
+    auto const sum = file_checksum_stream(fd, size);
     size_t const summed = size >= 8 ? size - 8 : 0;
     for (size_t done = 0; done < size;) {
         char* const at = place(done);
         size_t const n = std::min(size - done, piece);
         if (int const e = detail::pread_whole(fd, at, n, done); e != 0) return {e, 0};
-        if (done < summed) sum.update(at, std::min(summed, done + n) - done);
+        if (done < summed) sum->update(at, std::min(summed, done + n) - done);
         done += n;
     }
-    return {0, sum.digest()};
+    return {0, sum->digest()};
 }
 
 // Copies bytes [0, size) of fd into `out` in pieces of `piece` bytes and sums all but the last 8
@@ -322,7 +394,7 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
         return true;
     };
 
-    index_checksum_stream sum(stated_version(fd, size));
+    auto const sum = file_checksum_stream(fd, size);
     {
         std::vector<std::jthread> helpers;
         // Declared after the helpers, so destroyed first: whatever way this block is left, the
@@ -348,11 +420,11 @@ read_result copy_and_sum(int fd, size_t size, char* out, size_t piece, unsigned 
             state[i].wait(0, std::memory_order_acquire);
             if (state[i].load(std::memory_order_acquire) != 1) break;
             size_t const begin = i * piece, end = std::min(summed, begin + piece);
-            if (begin < end) sum.update(out + begin, end - begin);
+            if (begin < end) sum->update(out + begin, end - begin);
         }
     }
     if (int const e = error.load(); e != 0) return {e, 0};
-    return {0, sum.digest()};
+    return {0, sum->digest()};
 }
 
 }  // namespace
@@ -361,8 +433,13 @@ struct index_writer::impl {
     output_file out;
     index_checksum_stream sum{index_format_version};  // of everything written, as written
     uint64_t offset = 0;
-    bool rewritable = false;                 // header_counts::rewritten_later
-    std::vector<uint64_t> rewritten_pieces;  // checksum pieces whose bytes rewrite() changed
+    bool rewritable = false;  // header_counts::rewritten_later
+    // The checksum's head (index_checksum_head): every byte written until end_head().
+    bool in_head = true;
+    uint64_t head_bytes = 0;  // its length, once it has ended
+    std::string head;         // rewritable: its bytes, as rewritten
+    bool head_rewritten = false;
+    std::vector<uint64_t> rewritten_pieces;  // pieces after the head whose bytes rewrite() changed
     uint64_t header_offset = 0;
     size_t header_bytes = 0;
     // Where each section's parameter words and words lie, and how many there are of each.
@@ -378,23 +455,38 @@ struct index_writer::impl {
 
     // Never compressed, whatever the name: an index is memory-mapped as it lies on disk. Written
     // past the page cache: gigabytes written once (io/detail/uncached_writer.hpp); but the first
-    // checksum piece through it, since a rewritten header (the final counts) makes checksum() read
-    // that piece back: from the device that read would be most of a small build's last (serial)
-    // phase, from the cache it is a small part of it (bench/MEASUREMENTS.md).
+    // buffer through it (a cached_prefix of one byte), which holds the head: its rewrite then
+    // changes pages in the cache instead of reading them from the device first.
     explicit impl(std::string path)
-        : out(std::move(path), {.compress_by_name = false,
-                                .uncached = true,
-                                .cached_prefix = checksum_piece_bytes}) {}
+        : out(std::move(path), {.compress_by_name = false, .uncached = true, .cached_prefix = 1}) {}
 
     void write(void const* data, size_t n) {
         out.write(data, n);
         sum.update(data, n);
+        if (in_head && rewritable) head.append(static_cast<char const*>(data), n);
         offset += n;
     }
+    void end_head() {
+        if (!in_head) return;
+        in_head = false;
+        head_bytes = offset;
+        sum.end_head();
+    }
+    // The part of [at, at + n) in the head goes into its copy too; the pieces after the head
+    // that the rest lies in are read back at the end.
     void rewrite_at(uint64_t at, void const* data, size_t n) {
         if (n == 0) return;
         out.write_at(at, data, n);
-        for (uint64_t p = at / checksum_piece_bytes; p <= (at + n - 1) / checksum_piece_bytes; ++p)
+        if (at < head.size()) {
+            size_t const in = static_cast<size_t>(std::min<uint64_t>(n, head.size() - at));
+            std::memcpy(head.data() + at, data, in);
+            head_rewritten = true;
+        }
+        if (in_head || at + n <= head_bytes) return;
+        uint64_t const first = std::max(at, head_bytes) - head_bytes,
+                       last = at + n - 1 - head_bytes;
+        for (uint64_t p = 1 + first / checksum_piece_bytes; p <= 1 + last / checksum_piece_bytes;
+             ++p)
             if (std::find(rewritten_pieces.begin(), rewritten_pieces.end(), p) ==
                 rewritten_pieces.end())
                 rewritten_pieces.push_back(p);
@@ -408,7 +500,7 @@ struct index_writer::impl {
         size_t const pad = (alignment - offset % alignment) % alignment;
         write(zeros, pad);
     }
-    // Everything before a section's words.
+    // Everything before a section's words; the first words end the head.
     void prelude(std::span<uint64_t const> params, uint64_t word_count) {
         if (open) throw std::logic_error("index_writer: a section began before the last ended");
         write_value<uint64_t>(section_tag);
@@ -418,17 +510,20 @@ struct index_writer::impl {
         write_value<uint64_t>(word_count);
         pad_to(words_alignment);  // so the mapped words are cache-line aligned
         placed_sections.push_back({params_at, params.size(), offset, word_count});
+        if (word_count > 0) end_head();
     }
-    // The checksum of everything written, the rewritten pieces read back (in 4 MiB reads) and
-    // summed again.
+    // The checksum of everything written: a rewritten head summed again from its copy, other
+    // rewritten pieces read back (in 4 MiB reads) and summed again.
     uint64_t checksum() {
         std::vector<std::pair<uint64_t, uint64_t>> replaced;
+        if (head_rewritten) replaced.emplace_back(0, XXH3_64bits(head.data(), head.size()));
         std::vector<char> buffer;
         for (uint64_t p : rewritten_pieces) {
             buffer.resize(size_t{4} << 20);
             xxh3_stream piece;
-            uint64_t const end = std::min(offset, (p + 1) * checksum_piece_bytes);
-            for (uint64_t at = p * checksum_piece_bytes; at < end; at += buffer.size()) {
+            uint64_t const begin = head_bytes + (p - 1) * checksum_piece_bytes;
+            uint64_t const end = std::min(offset, begin + checksum_piece_bytes);
+            for (uint64_t at = begin; at < end; at += buffer.size()) {
                 size_t const n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - at));
                 out.read_at(at, buffer.data(), n);
                 piece.update(buffer.data(), n);
@@ -521,6 +616,7 @@ void index_writer::rewrite(index_header const& header,
 
 void index_writer::commit() {
     if (impl_->open) throw std::logic_error("index_writer: committed inside a section");
+    impl_->end_head();  // no section had words: the head ends at the end marker
     impl_->write_value<uint64_t>(end_tag);
     impl_->write_value<uint64_t>(impl_->placed_sections.size());
     uint64_t const checksum = impl_->checksum();

@@ -42,29 +42,52 @@ namespace qmer::io {
 // 7: the checksum is summed in pieces (index_checksum below), so a build that rewrites its header
 // after its sections need not read the file back. Nothing else changed; older files are checked
 // by their own rule.
-inline constexpr uint32_t index_format_version = 7;
+// 8: the checksum's first piece is the file's head (index_checksum_head below), so a build that
+// rewrites its header and section parameters after its sections sums them again from memory,
+// without reading any of the file back. Nothing else changed; older files are checked by their
+// own rule.
+inline constexpr uint32_t index_format_version = 8;
 
 // The seal of an index file: its last 8 bytes are a checksum of every byte before them. Formats 1
 // to 6: the XXH3-64 of those bytes. From format 7: the XXH3-64 of the XXH3-64 digests (8-byte
-// little-endian words, in order) of consecutive checksum_piece_bytes pieces of those bytes, the
-// last piece shorter. A writer then sums again only the pieces whose bytes it rewrote (the
-// header's final counts, written after the sections), where a single XXH3 stream over the file must
-// be read back whole: at host size, gigabytes that direct I/O left out of the page cache.
+// little-endian words, in order) of consecutive pieces of those bytes. Format 7: pieces of
+// checksum_piece_bytes, the last shorter. From format 8: the head first (index_checksum_head),
+// then pieces of checksum_piece_bytes, the last shorter. A writer then sums again only the
+// pieces whose bytes it rewrote, where a single XXH3 stream over the file must be read back
+// whole (at host size, gigabytes that direct I/O left out of the page cache); and the bytes a
+// build rewrites (the header's final counts, the sections' parameters) all lie in the head, which
+// it holds in memory.
 inline constexpr uint32_t piecewise_checksum_since = 7;
+inline constexpr uint32_t checksum_head_since = 8;
 inline constexpr uint64_t checksum_piece_bytes = uint64_t{64} << 20;
+
+// The head of `size` bytes of an index (format 8 on): every byte before the words of the first
+// section that has words (the prefix, the header and the parameters of the sections up to there),
+// or before the end marker where no section has words. Bytes laid out otherwise (damaged, cut
+// short) end the head where the walk meets a word that is not a section marker, or at `size`
+// where a field runs past it: any bytes have one head, so the checksum still names the damage.
+uint64_t index_checksum_head(void const* bytes, size_t size);
 
 // The checksum of `size` bytes under format_version's rule, given in one piece or, through the
 // stream, in order in any number of pieces.
 uint64_t index_checksum(uint32_t format_version, void const* bytes, size_t size);
 class index_checksum_stream {
   public:
-    explicit index_checksum_stream(uint32_t format_version);
+    // head_bytes (format 8 on): the length of the head, index_checksum_head of the bytes to come.
+    // Without it the head lasts until end_head(): a writer, which knows where the head ends only
+    // when it gets there.
+    explicit index_checksum_stream(uint32_t format_version,
+                                   std::optional<uint64_t> head_bytes = std::nullopt);
     ~index_checksum_stream();
     index_checksum_stream(index_checksum_stream const&) = delete;
     index_checksum_stream& operator=(index_checksum_stream const&) = delete;
     void update(void const* bytes, size_t size);
+    // The head ends here: what follows is summed in pieces of checksum_piece_bytes (format 8 on,
+    // without head_bytes; once).
+    void end_head();
     // Of everything given so far. Piecewise only: with the digests of the pieces in `replaced`
-    // (piece number, the XXH3-64 of its bytes now) in place of those summed as they were given.
+    // (piece number, the XXH3-64 of its bytes now; from format 8 the head is piece 0) in place of
+    // those summed as they were given.
     uint64_t digest(std::span<std::pair<uint64_t, uint64_t> const> replaced = {}) const;
 
   private:
@@ -109,8 +132,10 @@ struct index_section_view {
 // default build streams its level's blocks into the file as they are made: no copy of the level in
 // memory, no second pass over it). It writes the header with those counts left at any value
 // (header_counts::rewritten_later), then rewrite() puts the final header and section parameters
-// over them before commit(), which then reads back and sums again only the checksum pieces those
-// bytes lie in (index_checksum). Only fixed-width values may change, and only in a regular file
+// over them before commit(). Those in the checksum's head (index_checksum_head: the header, and
+// the parameters of the sections up to the first one with words, as in the default build) are
+// summed again from the writer's copy of the head; any other checksum piece they change is read
+// back and summed again. Only fixed-width values may change, and only in a regular file
 // (can_rewrite(path)): not stdout or a device.
 enum class header_counts { final, rewritten_later };
 

@@ -48,7 +48,7 @@ struct output_options {
     // compression; stdout, devices and pipes are written as usual.
     bool uncached = false;
     // With uncached: the first bytes that go through the page cache all the same, because the
-    // writer reads them back (uncached_writer's cached_prefix).
+    // writer rewrites them (the index's head) or reads them back (uncached_writer's cached_prefix).
     uint64_t cached_prefix = 0;
     // false writes a regular file under the hidden name from the start, as where O_TMPFILE is
     // refused: for tests of that path.

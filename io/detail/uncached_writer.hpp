@@ -33,9 +33,9 @@ class uncached_writer {
     // what direct I/O cannot). `path` is opened again for direct I/O: a name of the file, or
     // /proc/self/fd/N for one without a name (O_TMPFILE). try_direct = false writes everything
     // through plain_fd (as a file system without O_DIRECT would): for tests. The buffers that start
-    // below `cached_prefix` go through the page cache all the same: bytes the caller will read back
-    // (the index's first checksum piece, summed again after its header is rewritten), which a
-    // direct write would send to the device and the read back fetch from it again.
+    // below `cached_prefix` go through the page cache all the same: bytes the caller will rewrite
+    // or read back (the index's header, whose counts are rewritten last), which after a direct
+    // write the kernel would fetch from the device again.
     uncached_writer(char const* path, int plain_fd, bool try_direct = true,
                     uint64_t cached_prefix = 0);
     ~uncached_writer();

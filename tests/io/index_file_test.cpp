@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -310,7 +311,7 @@ TEST_F(index_file_test, a_streamed_section_equals_one_from_a_view) {
 // A header whose counts are known only after a streamed section (the default build's level):
 // written with placeholders, rewritten before commit, the file is byte for byte the one written
 // with the final header from the start (so the checksum, summed as written with the rewritten
-// piece summed again, matches), and the words written so far can be read back. A rewrite that
+// head summed again, matches), and the words written so far can be read back. A rewrite that
 // changes a size, and one on a writer not made for it, are refused; a stream (stdout, a device)
 // cannot be rewritten.
 TEST_F(index_file_test, a_header_rewritten_after_a_streamed_section_equals_the_final_one) {
@@ -406,8 +407,9 @@ TEST(index_checksum, is_the_sum_of_the_pieces_sums_from_format_7) {
     EXPECT_NE(stream.digest(replaced), expected);
 }
 
-// The default build's way at host size: a section of more than one checksum piece streamed, a
-// later section, then the header and both sections' parameters rewritten (pieces 0 and 1). The
+// A section of more than one checksum piece streamed, a later section, then the header and both
+// sections' parameters rewritten: the head (the header, the first section's parameters) and the
+// piece after the first 64 MiB of words (the later section's), which the writer reads back. The
 // file equals one written with the final values from the start; the writer sums it without
 // reading it all back; a damaged byte in any piece is caught.
 TEST_F(index_file_test, a_rewrite_across_checksum_pieces_seals_the_final_bytes) {
@@ -466,4 +468,202 @@ TEST_F(index_file_test, an_index_named_gz_is_written_uncompressed) {
     auto const path = write_sample("x.qmer.gz");
     qmer::io::index_file f(path);
     EXPECT_EQ(f.header().elements, 999u);
+}
+
+namespace {
+
+// Bytes the whole process has read so far (read, pread and the like: /proc/self/io's rchar).
+uint64_t bytes_read_by_process() {
+    std::ifstream in("/proc/self/io");
+    std::string key;
+    uint64_t value = 0;
+    while (in >> key >> value)
+        if (key == "rchar:") return value;
+    ADD_FAILURE() << "no rchar in /proc/self/io";
+    return 0;
+}
+
+std::string file_bytes(std::string const& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A layout's words, little-endian, at `at` of bytes.
+void put_word(std::string& bytes, size_t at, uint64_t w) {
+    std::memcpy(bytes.data() + at, &w, sizeof w);
+}
+
+}  // namespace
+
+// Format 8's checksum, by its definition: the head (every byte before the first section words)
+// is the first piece, then 64 MiB pieces from there, the last one shorter. Through the stream the
+// head is given by its length or ended where it ends, with the same sum; bytes of another layout
+// still have one head.
+TEST(index_checksum, from_format_8_the_head_is_the_first_piece) {
+    using qmer::io::checksum_piece_bytes;
+    std::string bytes(2 * checksum_piece_bytes + 12345, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 2654435761u >> 13);
+    // A header of 100 bytes (ending at 128), a section of no words, then one of 5 words, whose
+    // words start at 256.
+    constexpr uint64_t section_tag = 0x5443455352454d51ULL;  // "QMERSECT"
+    put_word(bytes, 16, 100);
+    put_word(bytes, 128, section_tag);
+    put_word(bytes, 136, 2);  // parameters
+    put_word(bytes, 160, 0);  // words
+    put_word(bytes, 192, section_tag);
+    put_word(bytes, 200, 1);
+    put_word(bytes, 216, 5);
+    uint64_t const head = 256;
+    ASSERT_EQ(qmer::io::index_checksum_head(bytes.data(), bytes.size()), head);
+    std::vector<uint64_t> pieces = {XXH3_64bits(bytes.data(), head)};
+    for (size_t at = head; at < bytes.size(); at += checksum_piece_bytes)
+        pieces.push_back(XXH3_64bits(bytes.data() + at,
+                                     std::min<size_t>(checksum_piece_bytes, bytes.size() - at)));
+    uint64_t const expected = XXH3_64bits(pieces.data(), pieces.size() * 8);
+    EXPECT_EQ(qmer::io::index_checksum(8, bytes.data(), bytes.size()), expected);
+    EXPECT_NE(qmer::io::index_checksum(7, bytes.data(), bytes.size()), expected);
+
+    qmer::io::index_checksum_stream given(8, head), ended(8);
+    for (size_t at = 0, step = 1; at < bytes.size(); at += step, step = step * 3 + 1) {
+        size_t const n = std::min(step, bytes.size() - at);
+        given.update(bytes.data() + at, n);
+        if (at <= head && head < at + n) {  // the writer's way: it ends the head where it ends
+            ended.update(bytes.data() + at, head - at);
+            ended.end_head();
+            ended.update(bytes.data() + head, at + n - head);
+        } else {
+            ended.update(bytes.data() + at, n);
+        }
+    }
+    EXPECT_EQ(given.digest(), expected);
+    EXPECT_EQ(ended.digest(), expected);
+    EXPECT_THROW(ended.end_head(), std::logic_error);
+    // The head rewritten after it was summed: its new digest in place of the old one.
+    bytes[40] ^= 1;
+    std::vector<std::pair<uint64_t, uint64_t>> const replaced = {
+        {0, XXH3_64bits(bytes.data(), head)}};
+    EXPECT_EQ(given.digest(replaced), qmer::io::index_checksum(8, bytes.data(), bytes.size()));
+
+    // Other layouts: too short for a header length; a header running past the end; sections of
+    // no words, then one with words (a third section, cut short), or the end marker; no section
+    // marker after the header.
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), 23), 23u);
+    put_word(bytes, 16, bytes.size());
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), bytes.size()), bytes.size());
+    put_word(bytes, 16, 100);
+    put_word(bytes, 216, 0);
+    put_word(bytes, 256, section_tag);
+    put_word(bytes, 264, 0);
+    put_word(bytes, 272, 3);
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), bytes.size()), 320u);
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), 300), 300u);
+    put_word(bytes, 256, 0x444e4552454d51ULL);  // "QMEREND"
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), bytes.size()), 256u);
+    put_word(bytes, 128, 0);
+    EXPECT_EQ(qmer::io::index_checksum_head(bytes.data(), bytes.size()), 128u);
+    EXPECT_EQ(qmer::io::index_checksum(8, bytes.data(), 0), XXH3_64bits(nullptr, 0));
+
+    // Random layouts (section markers, small counts and lengths at random word offsets), each in
+    // memory of exactly its size: the walk stays inside the bytes, and the head inside them.
+    uint64_t state = 12345;
+    auto next = [&] { return state = state * 6364136223846793005ULL + 1442695040888963407ULL; };
+    for (int round = 0; round < 5000; ++round) {
+        std::vector<uint64_t> words(next() % 40);
+        for (auto& w : words) {
+            uint64_t const r = next();
+            w = r % 3 == 0 ? section_tag : r % 3 == 1 ? (r >> 32) % 9 : r;
+        }
+        size_t const size = std::min<size_t>(words.size() * 8, next() % 330);
+        auto const* data = reinterpret_cast<char const*>(words.data());
+        std::vector<char> exact(data, data + size);
+        uint64_t const h = qmer::io::index_checksum_head(exact.data(), exact.size());
+        ASSERT_LE(h, size) << "round " << round;
+        (void)qmer::io::index_checksum(8, exact.data(), exact.size());
+    }
+}
+
+// The default build's last write: its header and the sections' parameters rewritten after a
+// streamed section lie in the checksum's head, which the writer sums again from memory: commit()
+// reads none of the file back (format 7 read back the first 64 MiB), and the seal is
+// index_checksum over the file. The file's head is the one its layout gives.
+TEST_F(index_file_test, a_rewritten_head_is_summed_without_reading_the_file_back) {
+    using qmer::io::header_counts;
+    using qmer::io::index_writer;
+    std::vector<uint64_t> words(1 << 20);  // 8 MiB
+    std::iota(words.begin(), words.end(), 11);
+    std::vector<uint64_t> const stack = {9, 8}, first = {1, 0, 7}, final_level = {1, 12345, 7};
+    auto final_header = sample_header();
+    final_header.elements = 12345;
+    std::string const path = (dir / "rewritten.qmer").string();
+    uint64_t read_back = 0;
+    {
+        index_writer w(path, sample_header(), header_counts::rewritten_later);
+        w.add_section(stack, {});
+        w.begin_section(first, words.size());
+        for (size_t at = 0; at < words.size(); at += 100000)
+            w.put(std::span<uint64_t const>(words).subspan(
+                at, std::min<size_t>(100000, words.size() - at)));
+        w.end_section();
+        std::vector<std::vector<uint64_t>> const params = {stack, final_level};
+        uint64_t const before = bytes_read_by_process();
+        w.rewrite(final_header, params);
+        w.commit();
+        read_back = bytes_read_by_process() - before;
+    }
+    EXPECT_LT(read_back, 4096u) << "the writer read the file back";  // /proc/self/io's own text
+
+    std::string const bytes = file_bytes(path);
+    ASSERT_GT(bytes.size(), words.size() * 8);
+    uint64_t stored;
+    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+    EXPECT_EQ(stored, qmer::io::index_checksum(8, bytes.data(), bytes.size() - 8));
+    // The head ends where the streamed section's words begin.
+    uint64_t const head = qmer::io::index_checksum_head(bytes.data(), bytes.size() - 8);
+    ASSERT_LE(head + 16, bytes.size());
+    uint64_t w0, w1;
+    std::memcpy(&w0, bytes.data() + head, 8);
+    std::memcpy(&w1, bytes.data() + head + 8, 8);
+    EXPECT_EQ(w0, 11u);
+    EXPECT_EQ(w1, 12u);
+    EXPECT_EQ(head % 64, 0u);
+    qmer::io::index_file const f(path);  // the checksum is checked at open
+    EXPECT_EQ(f.header().format_version, 8u);
+    EXPECT_EQ(f.header().elements, 12345u);
+    EXPECT_EQ(f.sections()[1].params, final_level);
+}
+
+// A format-7 file (its seal by format 7's rule: 64 MiB pieces from the start) loads and checks in
+// every way of opening; sealed by the other format's rule, either version is refused as damaged.
+TEST_F(index_file_test, a_format_7_file_is_checked_by_its_own_rule) {
+    std::string bytes = file_bytes(write_sample());
+    auto seal = [&](uint32_t version, uint64_t sum) {
+        std::memcpy(bytes.data() + 8, &version, 4);
+        std::memcpy(bytes.data() + bytes.size() - 8, &sum, 8);
+        std::string const path = (dir / ("v" + std::to_string(version) + ".qmer")).string();
+        std::ofstream(path, std::ios::binary) << bytes;
+        return path;
+    };
+    size_t const summed = bytes.size() - 8;
+    ASSERT_LT(summed, qmer::io::checksum_piece_bytes);  // format 7: one piece
+    auto const format_7_sum = [&] {
+        uint64_t const one = XXH3_64bits(bytes.data(), summed);
+        return XXH3_64bits(&one, 8);
+    };
+    seal(7, 0);
+    auto const v7 = seal(7, format_7_sum());
+    using qmer::io::index_check;
+    using qmer::io::index_memory;
+    for (auto check : {index_check::at_open, index_check::deferred})
+        for (auto memory : {index_memory::mapped, index_memory::huge_pages}) {
+            qmer::io::index_file f(v7, check, memory);
+            EXPECT_EQ(f.header().format_version, 7u);
+            EXPECT_TRUE(f.checksum_matches());
+            ASSERT_EQ(f.sections().size(), 2u);
+            EXPECT_EQ(f.sections()[0].words[999], 1006u);
+        }
+    seal(8, 0);
+    expect_index_error(seal(8, format_7_sum()), "checksum mismatch");
+    seal(7, 0);
+    expect_index_error(seal(7, qmer::io::index_checksum(8, bytes.data(), summed)),
+                       "checksum mismatch");
 }

@@ -107,8 +107,8 @@ TEST_P(uncached_writer_test, can_be_abandoned_with_writes_in_flight) {
     ASSERT_EQ(w.write(data.data(), data.size()), 0);
 }
 
-// The buffers below cached_prefix go through the page cache (the index writer reads its first
-// checksum piece back), the others past it: after the writes, the prefix's pages are resident and
+// The buffers below cached_prefix go through the page cache (the index writer rewrites its head
+// there), the others past it: after the writes, the prefix's pages are resident and
 // the direct buffers' are not (mincore). Only where the file system takes direct I/O.
 TEST(uncached_writer, a_cached_prefix_stays_in_the_page_cache) {
     std::string templ = (fs::temp_directory_path() / "qmer-uncached-XXXXXX").string();
