@@ -54,11 +54,12 @@ class rank_select_levels {
     }
 
     // How many of `hashes` some level contains: level by level rather than hash by hash, each
-    // level's lookups over the hashes no fuller level holds, on a copy of the level's view in the
-    // caller's frame (rank_select_table::count_contained says why the copy: its fields stay in
-    // registers across the group). Hash by hash, every lookup would reload its level's fields and
-    // branch on the level's answer before the next level's; level by level, the lookups of one
-    // level are independent of each other and overlap.
+    // level's lookups over the hashes no fuller level holds, in order, through a
+    // rank_select_group_lookup (a copy of the level's view in the caller's frame, whose fields
+    // stay in registers across the group, and the run ends of the blocks looked up, decoded once
+    // per block: consecutive hashes of a super-k-mer share them). Hash by hash, every lookup would
+    // reload its level's fields and branch on the level's answer before the next level's; level by
+    // level, the lookups of one level are independent of each other and overlap.
     //
     // The lines of the first level probed are the caller's to prefetch (prefetch_first, as the
     // hashes are made); each hash that level does not hold has its next level's lines asked for as
@@ -77,14 +78,14 @@ class rank_select_levels {
             hashes = hashes.subspan(n);
             for (size_t at = 0; at < levels; ++at) {
                 size_t const j = by_elements_[at];
-                rank_select_table const view = levels_[j];
+                rank_select_group_lookup<Select> lookup(levels_[j]);
                 level_window_map const map = maps_[j];
                 size_t const next = at + 1 < levels ? by_elements_[at + 1] : levels;
                 size_t missed = 0;
                 for (size_t i = 0; i < n; ++i) {
                     uint64_t const h = pending[i];
                     pending[missed] = h;
-                    bool const found = view.template contains<Select>(map.apply(h));
+                    bool const found = lookup.contains(map.apply(h));
                     if (!found && next != levels) prefetch_level(next, h);
                     missed += !found;
                 }

@@ -6,6 +6,7 @@
 // Thread safety: a rank_select_table is an immutable view; any number of threads may query it.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,9 @@
 #include "core/qf/stored/select.hpp"
 
 namespace qmer::qf {
+
+template <typename Select>
+class rank_select_group_lookup;
 
 // A read-only view of a table in the rank-select layout (block_format.hpp). The words must outlive
 // it, and start on a 64-byte boundary for a lookup to read one line (a loaded index's sections do).
@@ -52,8 +57,11 @@ class rank_select_table {
         // bits start on a byte (bit offset_bits) and fit in every shape; the run ends do in every
         // shape but s = 62 (r = 6), whose lookups then all take the general path.
         static_assert(rank_select::offset_bits % 8 == 0);
-        bool const fits =
-            rank_select::byte_loads && rank_select::byte_field::fits(fields_.runends(), fields_.s);
+        // run_holds loads the 8 bytes before the end of a run's last byte: the first slot's
+        // remainder ends at bit 57 or later in every shape.
+        bool const fits = rank_select::byte_loads &&
+                          rank_select::byte_field::fits(fields_.runends(), fields_.s) &&
+                          fields_.remainder(0) + s.remainder_bits > 56;
         fast_blocks_ = fits ? blocks_ : 0;
         fast_lanes_ = std::min(lanes_.count, rank_select::in_load_bits / s.remainder_bits);
     }
@@ -91,81 +99,38 @@ class rank_select_table {
         return contains_fingerprint<Select>(fp >> geometry_.remainder_bits, fp & remainder_mask_);
     }
 
-    // How many of `hashes` the table contains: contains() over a group, on a copy of this view
-    // held in the caller's frame, so that the fields every lookup reads (the block magic, the
-    // field places, the lane masks) stay in registers across the group; read through `this`,
-    // they are reloaded for every lookup, since the caller's stores might alias them. That
-    // needs contains() and contains_fingerprint() inlined into the loop (forced: GCC 12 keeps
-    // them out of line here, and the copy then buys nothing), and the general routine out of
-    // it (rare, and large). -4.5% of a default query's instructions (bench/qf/LOOKUP_FILL.md).
+    // How many of `hashes` the table contains: contains() over a group (the default query's
+    // lookups), through a rank_select_group_lookup: a copy of this view in the caller's frame,
+    // and the run ends of the blocks the group has looked up, decoded once per block.
     template <typename Select = rank_select::broadword_select>
     uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept {
-        rank_select_table const view = *this;
-        uint64_t hits = 0;
-        for (uint64_t const h : hashes) hits += view.contains<Select>(h);
-        return hits;
+#if defined(__x86_64__)
+        if constexpr (std::is_same_v<Select, rank_select::pdep_select>)
+            return count_contained_bmi2(hashes);
+        else
+#endif
+            return count_group<Select>(hashes);
     }
 
-    // The lookup of (q, x) as nearly every one goes: the run ends from E_b on, read from E_b's
-    // block and the next as one 64-bit word, one select for the run's end, the highest run end
-    // below it for the one before, and the run's remainders compared a word at a time (two where
-    // the run crosses into the next block). Anything else (the d-th run end more than 64 slots
-    // past E_b or beyond the second block, a run longer than a byte load's lanes, E_b in the
-    // last block, a shape whose run ends do not fit a byte load, damaged words) goes to
-    // contains_fingerprint_general, which answers every case; the two agree on every table
-    // (tests/core/qf/stored/rank_select_test.cpp). Why not one routine: the query is bound by the
-    // instructions a lookup retires, not by its misses (the table's lines are prefetched), and the
-    // general loop's per-block steps, its division for offsets past the block (half the lookups at
-    // 93% fill under minimizer-local hashing, where windows pile runs up) and its branch on whether
-    // a run end precedes the selected one in the same word are what this path leaves out
-    // (bench/qf/LOOKUP_FILL.md has the instruction counts).
+    // The lookup of (q, x) as nearly every one goes: block_run_ends, one select for the run's end
+    // and the run end before it, and the run's remainders compared a word at a time (two where
+    // the run crosses into the next block). Anything else (the d-th run end past the 63 slots
+    // from E_b, a run longer than a byte load's lanes, E_b in the last block, a shape whose run
+    // ends do not fit a byte load, damaged words) goes to contains_fingerprint_general, which
+    // answers every case; the two agree on every table (tests/core/qf/stored/rank_select_test.cpp).
+    // Why not one routine: the query is bound by the instructions a lookup retires, not by its
+    // misses (the table's lines are prefetched), and the general loop's per-block steps, its
+    // division for offsets past the block (half the lookups at 93% fill under minimizer-local
+    // hashing, where windows pile runs up) and its branch on whether a run end precedes the
+    // selected one in the same word are what this path leaves out (bench/qf/LOOKUP_FILL.md has
+    // the instruction counts).
     template <typename Select = rank_select::broadword_select>
     [[gnu::always_inline]] bool contains_fingerprint(uint64_t q, uint64_t x) const noexcept {
-        uint64_t const s = fields_.s;
         size_t const b = block_of(q);
-        auto const j = static_cast<unsigned>(q - b * s);
-        uint64_t const* blk = block(b);
-        uint64_t const occupieds = occupieds_.get(blk);
+        auto const j = static_cast<unsigned>(q - b * fields_.s);
+        uint64_t const occupieds = occupied_bits(block(b));
         if (!((occupieds >> j) & 1)) return false;
-        // d >= 1: the occupied quotients of this block up to and including q.
-        auto const d = static_cast<unsigned>(std::popcount(occupieds << (63 - j)));
-        uint64_t const first = b * s + (blk[0] & rank_select::max_offset);  // E_b
-        // E_b's block by a multiplication, not a division, and without a branch on whether the
-        // offset leaves block b (a coin toss at high fill).
-        size_t const eb = block_of(first);
-        // fast_blocks_ is 0 where the fields do not fit byte loads.
-        if (eb + 1 >= fast_blocks_) [[unlikely]]
-            return contains_fingerprint_general(q, x);
-        auto const from = static_cast<unsigned>(first - eb * s);  // 0 .. s - 1
-        // Bit i: slot E_b + i ends a run, for the slots of blocks eb and eb + 1 that fit.
-        uint64_t const ends = (runends_.get(block(eb)) >> from) |
-                              ((runends_.get(block(eb + 1)) << 1) << (s - from - 1));
-        if (static_cast<unsigned>(std::popcount(ends)) < d) [[unlikely]]
-            return contains_fingerprint_general(q, x);
-        unsigned const bit = Select::select(ends, d);
-        uint64_t const end = first + bit;
-        // The run begins after the previous run end (the highest one below `bit`: it exists when
-        // d >= 2; `| 1` only keeps the count of leading zeros defined), and never before q.
-        uint64_t const below = (ends & ((uint64_t{1} << bit) - 1)) | 1;
-        uint64_t const after =
-            d == 1 ? first : first + 64 - static_cast<unsigned>(__builtin_clzll(below));
-        uint64_t const start = std::max(q, after);
-        size_t const rb = block_of(start);
-        auto const k = static_cast<unsigned>(start - rb * s);
-        // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes,
-        // inside block rb, or split between it and the next block.
-        uint64_t const n_minus_1 = end - start;
-        if (n_minus_1 < fast_lanes_) [[likely]] {
-            uint64_t const here = rank_select::load_at_bit(block(rb), fields_.remainder(k));
-            if (k + n_minus_1 < s) [[likely]]
-                return lanes_.any_equal(here, x, static_cast<unsigned>(n_minus_1 + 1));
-            // end <= the last slot of block eb + 1, so block rb + 1 exists.
-            auto const in_this = static_cast<unsigned>(s - k);
-            return lanes_.any_equal(here, x, in_this) ||
-                   lanes_.any_equal(rank_select::load_at_bit(block(rb + 1), fields_.remainder(0)),
-                                    x, static_cast<unsigned>(n_minus_1 + 1 - in_this));
-        }
-        return contains_fingerprint_general(q, x);
+        return contains_in<Select>(run_ends_of(b), occupieds, j, q, x);
     }
 
     // Every lookup, the way the layout is defined (block_format.hpp): walks the run-end bits block
@@ -317,6 +282,133 @@ class rank_select_table {
     }
 
   private:
+    template <typename Select>
+    friend class rank_select_group_lookup;
+
+    // What the lookups of block b's quotients share beyond the block's occupied bits: E_b and
+    // the run ends from E_b on, read from E_b's block and the next.
+    struct block_run_ends {
+        size_t b = ~size_t{0};  // none yet (no block has this number)
+        uint64_t first = 0;     // E_b
+        // Bit i + 1 set when slot E_b + i ends a run, for the first 63 slots from E_b that E_b's
+        // block and the next hold, and bit 0 set: the run of block b's d-th occupied quotient
+        // ends at the slot of the (d + 1)-th set bit and begins after the d-th's (for d = 1, the
+        // bit 0 put there, which stands for slot E_b - 1), with no branch on d = 1.
+        uint64_t ends = 1;
+        // The set bits of `ends`, or 0 where the fast path does not answer (E_b in the last
+        // block, a shape whose run ends do not fit a byte load): its lookups with d + 1 set bits
+        // or more take the general routine.
+        unsigned count = 0;
+    };
+
+    template <typename Select>
+    [[gnu::always_inline]] uint64_t count_group(std::span<uint64_t const> hashes) const noexcept {
+        rank_select_group_lookup<Select> lookup(*this);
+        uint64_t hits = 0;
+        for (uint64_t const h : hashes) hits += lookup.contains(h);
+        return hits;
+    }
+#if defined(__x86_64__)
+    // pdep_select runs only where the CPU has BMI2 (rank_select::pdep_is_fast), so its group
+    // loop may use BMI2's other instructions too: shifts by a count in any register, where
+    // x86-64-v2 moves each count to cl first (-2% of the lookups' instructions).
+    [[gnu::target("bmi2"), gnu::noinline]] uint64_t count_contained_bmi2(
+        std::span<uint64_t const> hashes) const noexcept {
+        return count_group<rank_select::pdep_select>(hashes);
+    }
+#endif
+
+    // Block b's run ends (block_run_ends), read from E_b's block and the next.
+    [[gnu::always_inline]] block_run_ends run_ends_of(size_t b) const noexcept {
+        uint64_t const s = fields_.s;
+        block_run_ends v;
+        v.b = b;
+        v.first = b * s + (block(b)[0] & rank_select::max_offset);
+        // E_b's block by a multiplication, not a division, and without a branch on whether the
+        // offset leaves block b (a coin toss at high fill).
+        size_t const eb = block_of(v.first);
+        // fast_blocks_ is 0 where the fields do not fit byte loads.
+        if (eb + 1 >= fast_blocks_) [[unlikely]]
+            return v;
+        auto const from = static_cast<unsigned>(v.first - eb * s);  // 0 .. s - 1
+        v.ends = ((runends_.get(block(eb)) >> from) << 1) | 1 |
+                 ((runends_.get(block(eb + 1)) << 2) << (s - from - 1));
+        v.count = static_cast<unsigned>(std::popcount(v.ends));
+        return v;
+    }
+
+    // Whether one of the n remainders of slots k .. k + n - 1 of block blk (k + n <= s, n r <=
+    // in_load_bits) is x: one unaligned load of the 8 bytes that end with the run's last bit's
+    // byte (inside the block, as the run ends inside it, and holding the whole run), the run
+    // shifted down to bit 0, and the lanes above it dropped by a shift of the lane test's
+    // result. Loading from the run's first byte instead needs a clamp at the block's end (a
+    // branch taken by the last few slots, often mispredicted) and a mask of n lanes.
+    [[gnu::always_inline]] bool run_holds(uint64_t const* blk, unsigned k, unsigned n,
+                                          uint64_t x) const noexcept {
+        unsigned const from = fields_.remainder(k), bits = n * fields_.r;
+        unsigned const end_byte = (from + bits + 7) / 8;  // 8 .. 64 (see the constructor)
+        uint64_t word;
+        std::memcpy(&word, reinterpret_cast<unsigned char const*>(blk) + (end_byte - 8),
+                    sizeof word);
+        word >>= from - 8 * (end_byte - 8);
+        // remainder_lanes::any_equal's lane test, its lanes 0 .. n - 1 kept by the shift.
+        uint64_t const diff = word ^ (x * lanes_.ones);
+        uint64_t const nonzero = ((diff & lanes_.low) + lanes_.low) | diff;
+        uint64_t const zero_lanes = ~(nonzero | lanes_.low) & lanes_.high;
+        return (zero_lanes << (64 - bits)) != 0;
+    }
+
+    // A block's occupied bits from bit 0, with whatever follows them above bit s - 1: the lookups
+    // read bit j < s and the bits below it only.
+    [[gnu::always_inline]] uint64_t occupied_bits(uint64_t const* blk) const noexcept {
+        if constexpr (rank_select::byte_loads) {
+            static_assert(rank_select::offset_bits % 8 == 0);
+            uint64_t word;
+            std::memcpy(&word,
+                        reinterpret_cast<unsigned char const*>(blk) + rank_select::offset_bits / 8,
+                        sizeof word);
+            return word;
+        } else {
+            return occupieds_.get(blk);
+        }
+    }
+
+    // contains_fingerprint's lookup of (q, x) once q's bit j of block v.b's occupied bits
+    // (occupieds) is known to be set.
+    template <typename Select>
+    [[gnu::always_inline]] bool contains_in(block_run_ends const& v, uint64_t occupieds, unsigned j,
+                                            uint64_t q, uint64_t x) const noexcept {
+        uint64_t const s = fields_.s;
+        // d >= 1: the occupied quotients of this block up to and including q.
+        auto const d = static_cast<unsigned>(std::popcount(occupieds << (63 - j)));
+        if (d >= v.count) [[unlikely]]
+            return contains_fingerprint_general(q, x);
+        // Slot first + hi - 1 ends q's run; the run begins after the run end before it (bit lo
+        // of ends, the sentinel for d = 1), and never before q.
+        unsigned const hi = Select::select(v.ends, d + 1);
+        auto const lo =
+            static_cast<unsigned>(__builtin_clzll(v.ends & ((uint64_t{1} << hi) - 1))) ^ 63;
+        uint64_t const end = v.first + hi - 1;
+        uint64_t const start = std::max(q, v.first + lo);
+        size_t const rb = block_of(start);
+        auto const k = static_cast<unsigned>(start - rb * s);
+        // n - 1 (huge when a damaged table gives start > end): the run fits one word of lanes,
+        // inside block rb, or split between it and the next block.
+        uint64_t const n_minus_1 = end - start;
+        if (n_minus_1 < fast_lanes_) [[likely]] {
+            auto const n = static_cast<unsigned>(n_minus_1 + 1);
+            uint64_t const* const blk = block(rb);
+            if (k + n <= s) [[likely]]
+                return run_holds(blk, k, n, x);
+            // The run ends in E_b's block or the next, so a run split between blocks starts in
+            // E_b's block and block rb + 1 exists.
+            auto const in_this = static_cast<unsigned>(s - k);
+            return run_holds(blk, k, in_this, x) ||
+                   run_holds(blk + rank_select::block_words, 0, n - in_this, x);
+        }
+        return contains_fingerprint_general(q, x);
+    }
+
     // Blocks b .. b + Blocks - 1 (those that exist), b the block of h's canonical slot.
     template <size_t Blocks>
     [[gnu::always_inline]] void prefetch_blocks(uint64_t h) const noexcept {
@@ -354,6 +446,41 @@ class rank_select_table {
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
     size_t blocks_ = 0;
+};
+
+// contains() over a group of hashes, as rank_select_table::count_contained makes them: on a copy
+// of the table's view in the caller's frame, so that the fields every lookup reads (the block
+// magic, the field places, the lane masks) stay in registers across the group (read through a
+// pointer, they are reloaded for every lookup, since the caller's stores might alias them), and
+// with the run ends of the blocks looked up decoded once per block: under minimizer-local hashing
+// the k-mers of a super-k-mer (~6.5 of them) fall in one window of 32-64 slots, two or three
+// blocks, so most lookups find their block's run ends already decoded. They are kept by block
+// number modulo ways (a window's two or three consecutive blocks take different places), and
+// decoded only for a lookup whose quotient is occupied (an absent k-mer's, often not, needs none).
+// contains() and the fast path are forced inline (GCC 12 keeps them out of line here otherwise,
+// and the copy then buys nothing), the general routine kept out (rare, and large).
+template <typename Select = rank_select::broadword_select>
+class rank_select_group_lookup {
+  public:
+    // Two, four and eight ways retire about the same instructions (bench/qf/LOOKUP_FILL.md).
+    static constexpr size_t ways = 4;
+    explicit rank_select_group_lookup(rank_select_table const& t) noexcept : t_(t) {}
+
+    [[gnu::always_inline]] bool contains(uint64_t h) noexcept {
+        uint64_t const fp = t_.fingerprint(h);
+        uint64_t const q = fp >> t_.geometry_.remainder_bits;
+        size_t const b = t_.block_of(q);
+        auto const j = static_cast<unsigned>(q - b * t_.fields_.s);
+        uint64_t const occupieds = t_.occupied_bits(t_.block(b));
+        if (!((occupieds >> j) & 1)) return false;
+        auto& v = decoded_[b % ways];
+        if (v.b != b) v = t_.run_ends_of(b);
+        return t_.template contains_in<Select>(v, occupieds, j, q, fp & t_.remainder_mask_);
+    }
+
+  private:
+    rank_select_table const t_;
+    std::array<rank_select_table::block_run_ends, ways> decoded_{};
 };
 
 }  // namespace qmer::qf

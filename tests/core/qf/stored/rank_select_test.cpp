@@ -211,6 +211,119 @@ TEST(rank_select, fast_lookup_agrees_with_the_general_one_on_crowded_windows) {
     }
 }
 
+// Hashes in the order minimizer-local hashing (core/kmer/sequence_hashing.hpp) hands a read's
+// k-mers over: runs of 1 to 12 (a super-k-mer) sharing their top window_bits, so their quotients
+// fall in one window of the table, two or three blocks, in no order within it. Half the runs are
+// stored hashes of one window (neighbours in sorted order) and hashes next to them, the other half
+// hashes of a random window.
+std::vector<uint64_t> superkmer_probes(std::vector<uint64_t> const& sorted_in, unsigned window_bits,
+                                       size_t count, std::mt19937_64& rng) {
+    std::vector<uint64_t> out;
+    while (out.size() < count) {
+        size_t const length = 1 + rng() % 12;
+        std::vector<uint64_t> run;
+        if (rng() % 2) {
+            size_t const at = rng() % (sorted_in.size() - length);
+            for (size_t i = 0; i < length; ++i) {
+                uint64_t const h = sorted_in[at + i];
+                run.push_back(rng() % 3 ? h : h + (rng() % 4096) - 2048);
+            }
+        } else {
+            uint64_t const window = rng() >> (64 - window_bits);
+            for (size_t i = 0; i < length; ++i)
+                run.push_back((window << (64 - window_bits)) | (rng() >> window_bits));
+        }
+        std::shuffle(run.begin(), run.end(), rng);
+        out.insert(out.end(), run.begin(), run.end());
+    }
+    return out;
+}
+
+// count_contained (the default query's lookups) and the rank_select_group_lookup under it, which
+// keep each block's decoded run ends for the lookups after it in the same block, answer as the
+// general lookup does for every hash: on tables 50 to 95% full with windows crowded as
+// minimizer-local hashing crowds them, for groups of hashes that share blocks as a read's
+// super-k-mers do and groups that do not, with both selects. r = 5 has 64-slot blocks (a run end
+// word of E_b's block shifted by the whole block), r = 6 the shape whose lookups all take the
+// general path, r = 16 runs longer than a byte load's lanes.
+TEST(rank_select, group_lookups_agree_with_the_general_one_on_superkmer_groups) {
+    bool const bmi2 = can_run_pdep_select();
+    for (unsigned r : {5u, 6u, 11u, 16u}) {
+        for (double fill : {0.5, 0.7, 0.85, 0.95}) {
+            std::mt19937_64 rng(2000 + r * 100 + static_cast<unsigned>(fill * 100));
+            qf::geometry const g{14, r};
+            unsigned const window_bits = 9;  // 32 slots a window
+            locally_locked_filter f(g);
+            std::vector<uint64_t> hot(12);
+            for (auto& w : hot) w = rng() >> (64 - window_bits);
+            std::vector<uint64_t> in;
+            auto const target = static_cast<size_t>(fill * static_cast<double>(f.capacity()));
+            while (f.size() < target) {
+                uint64_t const window =
+                    rng() % 4 == 0 ? hot[rng() % hot.size()] : rng() >> (64 - window_bits);
+                uint64_t const h = (window << (64 - window_bits)) | (rng() >> window_bits);
+                if (f.insert(h) == insert_result::inserted) in.push_back(h);
+            }
+            std::sort(in.begin(), in.end());
+            auto const w = write(f);
+            auto const t = w.view();
+            unsigned const s = w.shape.block_slots();
+            if (fill > 0.9) {
+                size_t far_offsets = 0;
+                for (size_t b = 0; b < w.shape.blocks(); ++b)
+                    far_offsets += (w.words[b * qf::rank_select::block_words] & 0xffff) >= s;
+                EXPECT_GT(far_offsets, 10u) << "r = " << r;
+            }
+            auto block_of = [&](uint64_t h) { return g.quotient(h) / s; };
+            for (bool const local : {true, false}) {
+                std::vector<uint64_t> probes;
+                if (local) {
+                    probes = superkmer_probes(in, window_bits, 40000, rng);
+                } else {
+                    for (int i = 0; i < 40000; ++i)
+                        probes.push_back(i % 2 ? rng() : in[rng() % in.size()]);
+                }
+                // The groups share blocks as the query's do, or (uniform hashes) hardly ever.
+                size_t same_block = 0;
+                for (size_t i = 1; i < probes.size(); ++i)
+                    same_block += block_of(probes[i]) == block_of(probes[i - 1]);
+                if (local) {
+                    EXPECT_GT(same_block, probes.size() / 3) << "r = " << r;
+                } else {
+                    EXPECT_LT(same_block, probes.size() / 50) << "r = " << r;
+                }
+                size_t positives = 0;
+                for (size_t at = 0, len = 1; at < probes.size(); at += len, len = len % 64 + 1) {
+                    std::span<uint64_t const> const group(probes.data() + at,
+                                                          std::min(len, probes.size() - at));
+                    qf::rank_select_group_lookup<qf::rank_select::broadword_select> broadword(t);
+                    qf::rank_select_group_lookup<qf::rank_select::pdep_select> pdep(t);
+                    uint64_t expect = 0;
+                    for (uint64_t const h : group) {
+                        uint64_t const fp = g.fingerprint(h);
+                        bool const general =
+                            t.contains_fingerprint_general(fp >> r, fp & g.remainder_mask());
+                        ASSERT_EQ(general, f.contains_final(h)) << std::hex << h;
+                        ASSERT_EQ(broadword.contains(h), general) << std::hex << h;
+                        if (bmi2) {
+                            ASSERT_EQ(pdep.contains(h), general) << std::hex << h;
+                        }
+                        expect += general;
+                    }
+                    ASSERT_EQ(t.count_contained(group), expect) << at;
+                    if (bmi2) {
+                        ASSERT_EQ(t.count_contained<qf::rank_select::pdep_select>(group), expect)
+                            << at;
+                    }
+                    positives += expect;
+                }
+                EXPECT_GT(positives, probes.size() / 10) << "r = " << r;
+                EXPECT_LT(positives, probes.size()) << "r = " << r;
+            }
+        }
+    }
+}
+
 TEST(rank_select, empty_table_answers_nothing) {
     locally_locked_filter f(qf::geometry{10, 8});
     auto const w = write(f);
@@ -472,6 +585,15 @@ TEST(rank_select, damaged_words_never_crash_or_hang_a_lookup) {
             rank_select_table const t(s, words, 100);
             size_t yes = 0;
             for (int i = 0; i < 20000; ++i) yes += t.contains(rng());
+            // The group lookups, on hashes in runs of one block as a read's super-k-mers are.
+            std::vector<uint64_t> group(64);
+            for (int i = 0; i < 300; ++i) {
+                uint64_t const top = rng();
+                for (auto& h : group) h = (top & ~(~uint64_t{0} >> 12)) | (rng() >> 12);
+                yes += t.count_contained(group);
+                if (can_run_pdep_select())
+                    yes += t.count_contained<qf::rank_select::pdep_select>(group);
+            }
             (void)yes;
             try {
                 t.for_each_fingerprint([](uint64_t) {});
@@ -515,7 +637,10 @@ TEST(rank_select_levels, answer_as_the_expandable_filter) {
     EXPECT_NEAR(levels.false_positive_rate(), f.false_positive_rate(), 1e-12);
     // count_contained (level by level, fullest first, each level prefetched for the hashes that
     // reach it) counts what contains() answers, for groups of every size around its pending
-    // group of 64, of stored and random hashes mixed, under both prefetch modes.
+    // group of 64, of stored and random hashes mixed, uniform or in runs of one window, under
+    // both prefetch modes.
+    std::vector<uint64_t> sorted = in;
+    std::sort(sorted.begin(), sorted.end());
     for (bool const local : {false, true}) {
         std::vector<rank_select_table> again;
         for (auto const& w : ws) again.push_back(w.view());
@@ -524,8 +649,16 @@ TEST(rank_select_levels, answer_as_the_expandable_filter) {
             for (int round = 0; round < 200; ++round) {
                 std::vector<uint64_t> group;
                 uint64_t expected = 0;
+                // Every other round, runs of hashes close together, as a read's super-k-mers
+                // share a window (the levels' lookups keep decoded blocks): stored hashes
+                // neighbouring in sorted order, and hashes next to them.
+                size_t at = 0;
                 for (size_t i = 0; i < size; ++i) {
-                    uint64_t const h = rng() % 2 ? in[rng() % in.size()] : rng();
+                    uint64_t h = rng() % 2 ? in[rng() % in.size()] : rng();
+                    if (round % 2) {
+                        if (i % 6 == 0) at = rng() % (sorted.size() - 6);
+                        h = sorted[at + i % 6] + (rng() % 2 ? 0 : rng() % 4096);
+                    }
                     grouped.prefetch_first(h);
                     group.push_back(h);
                     expected += f.contains(h);
