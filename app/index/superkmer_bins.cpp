@@ -211,6 +211,54 @@ void chunk_arena::release(uint8_t* at, uint64_t bytes) noexcept {
     if (bytes != 0) ::madvise(at, (bytes + page - 1) / page * page, MADV_DONTNEED);
 }
 
+packed_bins::~packed_bins() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+}
+
+bool packed_bins::make(std::vector<size_t> const& bytes) {
+    constexpr size_t page = chunk_arena::page;
+    first_.assign(bytes.size() + 1, 0);
+    for (size_t b = 0; b < bytes.size(); ++b) first_[b + 1] = first_[b] + bytes[b];
+    size_t const pages = (first_.back() + page - 1) / page;
+    if (pages == 0) return true;
+    void* const at = ::mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (at == MAP_FAILED) return false;
+    base_ = static_cast<uint8_t*>(at);
+    size_ = pages * page;
+    users_ = std::make_unique<std::atomic<uint32_t>[]>(pages);
+    for (size_t b = 0; b < bytes.size(); ++b)
+        if (bytes[b] != 0)
+            for (size_t p = first_[b] / page; p * page < first_[b + 1]; ++p)
+                users_[p].fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void packed_bins::release(uint32_t bin) noexcept {
+    constexpr size_t page = chunk_arena::page;
+    if (base_ == nullptr || first_[bin] == first_[bin + 1]) return;
+    // The pages no other bin still needs, in runs: one madvise per run.
+    size_t run = 0, runs_from = 0;
+    for (size_t p = first_[bin] / page; p * page < first_[bin + 1]; ++p) {
+        // acq_rel: the last releaser sees the other bins' reads of the page done.
+        if (users_[p].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            if (run == 0) runs_from = p;
+            ++run;
+            continue;
+        }
+        chunk_arena::release(base_ + runs_from * page, run * page);
+        run = 0;
+    }
+    chunk_arena::release(base_ + runs_from * page, run * page);
+}
+
+uint64_t packed_bins::held_bytes() const noexcept {
+    uint64_t held = 0;
+    for (size_t p = 0; p < size_ / chunk_arena::page; ++p)
+        if (users_[p].load(std::memory_order_relaxed) != 0) held += chunk_arena::page;
+    return held;
+}
+
 binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memory,
                            uint32_t first_group, std::function<io::spill_file&()> open_file,
                            size_t first_bytes)
@@ -289,7 +337,7 @@ void binned_store::flush(thread_bins& mine, uint32_t bin) {
     }
     if (b.size == 0) return;
     chunk c;
-    c.bytes = b.size;
+    c.bytes = static_cast<uint32_t>(b.size);
     if (b.in_arena || b.in_slab) {
         c.memory = b.at;  // the slice is the chunk; the next one is taken by renew()
         c.in_slab = b.in_slab;
@@ -304,27 +352,84 @@ void binned_store::flush(thread_bins& mine, uint32_t bin) {
 }
 
 void binned_store::flush_all() {
+    bool flushed = false;
     for (auto& mine : local_) {
-        for (uint32_t bin = 0; bin < std::min<size_t>(bins_, mine.buffers.size()); ++bin)
-            flush(mine, bin);
+        if (mine.buffers.empty()) continue;  // flushed before
+        flushed = true;
+        for (uint32_t bin = 0; bin < bins_; ++bin) flush(mine, bin);
         std::vector<buffer>().swap(mine.buffers);
         std::vector<staging_line>().swap(mine.staging);
     }
+    if (!flushed) return;
+    std::vector<size_t> sizes(bins_, 0);
+    for (auto& mine : local_)
+        for (uint32_t bin = 0; bin < bins_; ++bin) {
+            std::vector<chunk> const& chunks = mine.chunks[bin];
+            for (size_t i = 0; i < chunks.size(); ++i)
+                sizes[bin] += moving(chunks[i], i + 1 == chunks.size());
+        }
+    if (!packed_.make(sizes)) return;  // no address space: the bytes stay where they are
+    // Bins in parallel: a task touches its own bin's chunk lists and its own packed bytes.
+    tbb::parallel_for(uint32_t{0}, bins_, [&](uint32_t bin) { pack(bin, packed_.of(bin)); });
+    for (auto& mine : local_) {  // no chunk lies in a slab any more
+        std::vector<std::unique_ptr<slab_line[]>>().swap(mine.slabs);
+        mine.slab_left = 0;
+    }
+}
+
+size_t binned_store::moving(chunk const& c, bool last) noexcept {
+    if (c.in_slab) return c.bytes;
+    // An arena chunk starts at a page boundary.
+    return last && c.memory != nullptr ? c.bytes % chunk_arena::page : 0;
+}
+
+void binned_store::pack(uint32_t bin, uint8_t* to) {
+    for (auto& mine : local_) {
+        std::vector<chunk>& chunks = mine.chunks[bin];
+        for (size_t i = 0; i < chunks.size(); ++i) {
+            chunk& c = chunks[i];
+            size_t const n = moving(c, i + 1 == chunks.size());
+            if (n == 0) continue;
+            c.bytes -= static_cast<uint32_t>(n);
+            std::memcpy(to, c.memory + c.bytes, n);
+            c.tail = to;
+            c.tail_bytes = static_cast<uint16_t>(n);
+            to += n;
+            // A slab goes as a whole, once every chunk in it moved.
+            if (!c.in_slab) chunk_arena::release(c.memory + c.bytes, n);
+            if (c.bytes == 0) c.memory = nullptr;
+            c.in_slab = false;
+        }
+    }
+}
+
+uint64_t binned_store::held_bytes() const {
+    constexpr uint64_t page = chunk_arena::page;
+    uint64_t held = packed_.held_bytes();
+    for (auto const& mine : local_) {
+        held += mine.slabs.size() * slab_lines * line_bytes;
+        for (auto const& chunks : mine.chunks)
+            for (chunk const& c : chunks)
+                if (c.memory != nullptr && !c.in_slab) held += (c.bytes + page - 1) / page * page;
+    }
+    return held;
 }
 
 void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes) {
     size_t total = 0;
     for (auto& mine : local_)
-        for (auto const& c : mine.chunks[bin]) total += c.bytes;
+        for (auto const& c : mine.chunks[bin]) total += c.bytes + c.tail_bytes;
     bytes.resize(total);
     size_t at = 0;
     for (auto& mine : local_) {
         for (auto& c : mine.chunks[bin]) {
             if (c.memory != nullptr)
                 std::memcpy(bytes.data() + at, c.memory, c.bytes);
-            else
+            else if (c.bytes != 0)
                 open_file_().read(c.offset, bytes.data() + at, c.bytes);
             at += c.bytes;
+            if (c.tail_bytes != 0) std::memcpy(bytes.data() + at, c.tail, c.tail_bytes);
+            at += c.tail_bytes;
         }
     }
     if (!release) return;
@@ -333,6 +438,7 @@ void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes)
             for (auto const& c : mine.chunks[bin])
                 if (c.memory != nullptr && !c.in_slab) give(c.memory, c.bytes);
     });
+    packed_.release(bin);
     for (auto& mine : local_) std::vector<chunk>().swap(mine.chunks[bin]);
 }
 

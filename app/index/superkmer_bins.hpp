@@ -70,6 +70,9 @@ class chunk_arena {
     // what allow() lets it hand out) is used up.
     uint8_t* take(uint32_t group, size_t bytes) noexcept;
     void allow(uint64_t bytes) noexcept { allowed_.store(bytes, std::memory_order_relaxed); }
+    // The pages from `at` (a page boundary) over `bytes` (rounded up to whole pages) back to the
+    // system at once: a chunk's end whose bytes moved elsewhere.
+    static void release(uint8_t* at, uint64_t bytes) noexcept;
     // Gives back every page handed to `group`: each chunk it took from the shared range (listed
     // by the caller, for_each_chunk(f(at, bytes))) at once, its own range with those of its batch
     // (`batch` neighbouring groups, as a fill that sorts bins in order frees them) once all of
@@ -84,7 +87,6 @@ class chunk_arena {
 
   private:
     uint8_t* group_base(uint32_t group) const noexcept { return base_ + group * group_bytes_; }
-    static void release(uint8_t* at, uint64_t bytes) noexcept;
     // A group's range goes back with its batch's: the ranges of `batch` neighbouring groups in one
     // madvise once the last of them is done (one TLB shootdown for the batch).
     void done_with(uint32_t group) noexcept;
@@ -103,10 +105,44 @@ class chunk_arena {
     std::atomic<uint64_t> allowed_{~uint64_t{0}};
 };
 
+// Bytes of many bins packed in one mapping, bin after bin with no gap: a bin's pages go back to
+// the system once every bin with bytes in them is released (a page holds the ends of neighbouring
+// bins, which a fill releases about in order).
+class packed_bins {
+  public:
+    packed_bins() = default;
+    packed_bins(packed_bins const&) = delete;
+    packed_bins& operator=(packed_bins const&) = delete;
+    ~packed_bins();
+    // Room for bytes[b] bytes of each bin b: false (and no room) if the mapping is refused.
+    bool make(std::vector<size_t> const& bytes);
+    uint8_t* of(uint32_t bin) const noexcept { return base_ + first_[bin]; }
+    // The bin's bytes are no longer needed (once per bin; from any thread).
+    void release(uint32_t bin) noexcept;
+    // The pages still held.
+    uint64_t held_bytes() const noexcept;
+
+  private:
+    uint8_t* base_ = nullptr;
+    size_t size_ = 0;
+    std::vector<size_t> first_;                       // per bin and one past the last: offsets
+    std::unique_ptr<std::atomic<uint32_t>[]> users_;  // per page: bins with bytes in it, unreleased
+};
+
 // Bytes per bin in memory or in a scratch file that is opened on first need: per-thread buffers
 // of each bin, slices of the arena while it has room (kept as they are when full), else appended
 // to the file when full. A value never straddles two chunks, so a bin's chunks read back in any
 // order are a sequence of whole values.
+//
+// At the end of the appends each thread's last buffer of a bin is partly filled: its last page
+// would waste half a page on average, half a page per bin and thread (2 MiB a thread with 2^10
+// bins), and small buffers would keep their slabs (256 bytes or more per bin and thread).
+// flush_all() moves those bytes (each thread's last chunk's past its last whole page, and its
+// slab slices) into one dense mapping (packed_bins) and gives their pages back: what the store
+// holds after the appends is then its values' bytes and less than a page per arena chunk, however
+// many threads appended them. The mapping is outside the arena's budget, which counted those
+// bytes already (it counts the whole buffers it hands out). During the appends the waste remains:
+// it is the threads' room to write to every bin.
 //
 // Values reach a buffer through a staging line per bin (software write-combining): a thread
 // writes to all of its 2^10+ bins at random, so a value stored straight into its buffer began a
@@ -160,20 +196,28 @@ class binned_store {
     // After a thread's last append of a batch, before another thread may read what it wrote:
     // non-temporal stores are weakly ordered (an sfence makes them visible in order).
     static void publish() noexcept;
-    // Buffers to chunks, and the buffers freed: after the last append.
+    // Buffers to chunks, the buffers freed and the chunks' last bytes packed: after the last
+    // append (later calls do nothing).
     void flush_all();
     // A bin's bytes into `bytes`, its chunks in the order the threads wrote them; `release` frees
     // the bin (its memory at once: nothing is added to it afterwards).
     void read(uint32_t bin, bool release, std::vector<uint8_t>& bytes);
 
     uint64_t file_bytes() const noexcept { return file_bytes_.load(std::memory_order_relaxed); }
+    // The memory its values hold after flush_all(): the pages of the arena under its chunks, the
+    // packed mapping's and the threads' slabs (bins read and released excluded).
+    uint64_t held_bytes() const;
 
     static constexpr size_t line_bytes = 64;
+    // `bytes` at `memory` or `offset`, then `tail_bytes` at `tail`: its last bytes, which
+    // flush_all() moved to the packed mapping (a value may straddle the two).
     struct chunk {
-        uint64_t offset = 0;  // in the file, when `memory` is null
-        uint64_t bytes = 0;
+        uint64_t offset = 0;        // in the file, when `memory` is null
         uint8_t* memory = nullptr;  // in the arena, or in a thread's slab
-        bool in_slab = false;       // freed with the store, not with its bin
+        uint8_t* tail = nullptr;
+        uint32_t bytes = 0;
+        uint16_t tail_bytes = 0;  // less than a page
+        bool in_slab = false;     // freed with the store, not with its bin
     };
     // A bin's buffer: a slice of the arena, which becomes the chunk as it is (no copy), or, once
     // the arena is used up, `spill`, written to the file when full; a small one (below a page),
@@ -212,6 +256,11 @@ class binned_store {
     void renew(thread_bins& mine, uint32_t bin);
     // `bytes` (a whole number of lines) of the thread's slabs.
     static uint8_t* slab_slice(thread_bins& mine, size_t bytes);
+    // What flush_all() moves of a chunk to the packed mapping (`last`: its thread's last of the
+    // bin): a slab slice whole, the last arena chunk's bytes past its last whole page.
+    static size_t moving(chunk const& c, bool last) noexcept;
+    // The bin's moving bytes to `to`, their arena pages given back.
+    void pack(uint32_t bin, uint8_t* to);
 
     uint32_t bins_;
     size_t buffer_bytes_;
@@ -220,6 +269,7 @@ class binned_store {
     uint32_t first_group_;
     std::atomic<uint64_t> file_bytes_{0};
     std::function<io::spill_file&()> open_file_;
+    packed_bins packed_;
     tbb::enumerable_thread_specific<thread_bins, tbb::cache_aligned_allocator<thread_bins>,
                                     tbb::ets_key_per_instance>
         local_;

@@ -305,9 +305,8 @@ TEST(superkmer_bins, a_level_written_in_parallel_is_the_one_writers) {
 }
 
 // A store's values of each bin, appended by `threads` threads (thread t's value i of bin b is
-// b << 24 | t << 16 | i), flushed, and read back bin by bin, each freed as it is read: every bin
-// must come back whole, in each thread's order, whatever the other bins' freeing did.
-void check_store_round_trip(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
+// b << 24 | t << 16 | i), then flushed.
+void fill_store(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
@@ -321,6 +320,11 @@ void check_store_round_trip(binned_store& store, uint32_t bins, unsigned threads
         });
     for (auto& w : workers) w.join();
     store.flush_all();
+}
+
+// The store's bins read back one by one, each freed as it is read: every bin must come back
+// whole, in each thread's order, whatever the other bins' freeing did.
+void check_store_reads(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
     std::vector<uint8_t> bytes;
     for (uint32_t b = 0; b < bins; ++b) {
         store.read(b, true, bytes);
@@ -335,6 +339,11 @@ void check_store_round_trip(binned_store& store, uint32_t bins, unsigned threads
             ASSERT_EQ(v & 0xFFFF, next[t]++) << "bin " << b << ", thread " << t;
         }
     }
+}
+
+void check_store_round_trip(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
+    fill_store(store, bins, threads, each);
+    check_store_reads(store, bins, threads, each);
 }
 
 // A store whose first buffers are small takes a few hundred bytes per bin and thread from the
@@ -359,6 +368,34 @@ TEST(binned_store, buffers_growing_from_slabs_to_the_arena_keep_every_value) {
     };
     binned_store store(bins, 16 * chunk_arena::page, arena, 0, no_file, 256);
     check_store_round_trip(store, bins, 2, 20000);  // 80 KB a bin and thread
+}
+
+// What a store holds once its values are all in does not grow with the threads that appended
+// them: each thread's last, partly filled page of every bin (half a page per bin and thread on
+// average) is packed with the others. The same values in 64 bins from 1 and from 16 threads (a
+// page and 1904 bytes per bin and thread) take at most a page per bin more with 16; and the
+// values come back whole, every page given back once every bin is read.
+TEST(binned_store, what_it_holds_after_the_appends_does_not_grow_with_the_threads) {
+    constexpr uint32_t bins = 64;
+    constexpr size_t page = chunk_arena::page;
+    auto no_file = []() -> qmer::io::spill_file& {
+        throw std::runtime_error("the arena had room");
+    };
+    auto held = [&](unsigned threads, uint32_t each) {
+        chunk_arena arena(4096 * page, bins, 64 * page);
+        binned_store store(bins, 4 * page, arena, 0, no_file);
+        fill_store(store, bins, threads, each);
+        uint64_t const bytes = store.held_bytes();
+        check_store_reads(store, bins, threads, each);
+        EXPECT_EQ(store.held_bytes(), 0u) << "every bin read and released, " << threads;
+        return bytes;
+    };
+    uint64_t const one = held(1, 16 * 1500);
+    uint64_t const sixteen = held(16, 1500);
+    uint64_t const values = uint64_t{bins} * 16 * 1500 * sizeof(uint32_t);
+    EXPECT_GE(one, values);
+    EXPECT_LE(one, values + bins * page);
+    EXPECT_LE(sixteen, one + bins * page) << "16 threads' last pages of each bin held";
 }
 
 // The arena hands out disjoint whole pages: each group's from its own range while it has room,
