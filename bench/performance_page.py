@@ -34,7 +34,7 @@ CLAIMS_FILES = [
     "bench/scale/results/2026-11-26l/build/claims.tsv",
     "bench/scaling/results/2026-11-27T080916Z/claims.tsv",
     "bench/qf/results/2026-11-27-ab/claims.tsv",
-    "bench/scaling/results/model-2026-11-27T1800/claims.tsv",
+    "bench/scaling/results/model-2026-11-27T2010/claims.tsv",
     "bench/scaling/external_claims.tsv",
     "bench/query/external_claims.tsv",
     "bench/accuracy/results/2026-11-27T1646Z/claims.tsv",
