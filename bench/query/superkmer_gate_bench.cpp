@@ -134,14 +134,15 @@ int run(io::index_file const& file, qf::rank_select_table const& table, Hashing 
 
         for (auto const& path : read_files) {
             std::vector<std::string> const reads = load_reads(path, most);
-            size_t const modes = 1 + gates.size();
+            // No gate, each gate, and the 32-bit gate adaptive (last).
+            size_t const modes = 2 + gates.size();
             std::vector<tally> best(modes);
             std::vector<std::vector<uint64_t>> read_hits(modes,
                                                          std::vector<uint64_t>(reads.size()));
             uint64_t turned_away_of_reference = 0;
             for (unsigned round = 0; round < rounds; ++round) {
                 for (size_t m = 0; m < modes; ++m) {
-                    gate const* g = m == 0 ? nullptr : &gates[m - 1];
+                    gate const* g = m == 0 ? nullptr : m == modes - 1 ? &gates[2] : &gates[m - 1];
                     tally t;
                     std::array<uint64_t, group_size + 1> group;
                     std::array<uint64_t, group_size> raw;
@@ -173,30 +174,48 @@ int run(io::index_file const& file, qf::rank_select_table const& table, Hashing 
                             // outgrow the cache); test it, keeping and prefetching the table lines
                             // of those that pass, without a branch on the test (present and absent
                             // k-mers take it both ways); look those up.
+                            // Adaptive: a read's first 16 k-mers are looked up as without a
+                            // gate, and the gate is used from then on only while the read has no
+                            // hit (a present read then pays nothing for it).
+                            bool const adaptive = m == modes - 1;
+                            bool gating = !adaptive;
+                            size_t size = adaptive ? 16 : group_size;
                             size_t n = 0;
                             auto flush = [&] {
                                 size_t k = 0;
-                                uint64_t last = raw[0];  // the last hash that passed
-                                for (size_t i = 0; i < n; ++i) {
-                                    uint64_t const h = raw[i];
-                                    bool const pass = plain[i] || g->passes(h);
-                                    last = pass ? h : last;
-                                    table.prefetch_local(last);
-                                    group[k] = h;
-                                    k += pass;
+                                if (gating) {
+                                    uint64_t last = raw[0];  // the last hash that passed
+                                    for (size_t i = 0; i < n; ++i) {
+                                        uint64_t const h = raw[i];
+                                        bool const pass = plain[i] || g->passes(h);
+                                        last = pass ? h : last;
+                                        table.prefetch_local(last);
+                                        group[k] = h;
+                                        k += pass;
+                                    }
+                                    if (k != 0)
+                                        hits += table.template count_contained<Select>(
+                                            {group.data(), k});
+                                } else {
+                                    k = n;
+                                    hits += table.template count_contained<Select>({raw.data(), n});
                                 }
-                                if (k != 0)
-                                    hits +=
-                                        table.template count_contained<Select>({group.data(), k});
                                 t.lookups += k;
                                 n = 0;
+                                if (adaptive) {
+                                    gating = hits == 0;
+                                    size = group_size;
+                                }
                             };
                             hashing.for_each_tagged(reads[r], [&](uint64_t h, bool overloaded) {
                                 ++t.kmers;
-                                __builtin_prefetch(g->word_of(h));
+                                if (gating)
+                                    __builtin_prefetch(g->word_of(h));
+                                else
+                                    table.prefetch_local(h);
                                 raw[n] = h;
                                 plain[n] = overloaded;
-                                if (++n == group_size) flush();
+                                if (++n == size) flush();
                             });
                             if (n != 0) flush();
                         }
@@ -226,7 +245,9 @@ int run(io::index_file const& file, qf::rank_select_table const& table, Hashing 
                     "%s, %zu reads, %-8s: %.3f s, %.2f ns a k-mer, %.3fx no gate's time; lookups "
                     "%.1f%% of %" PRIu64 " k-mers; hits %" PRIu64 "\n",
                     path.c_str(), reads.size(),
-                    m == 0 ? "no gate" : (std::to_string(gates[m - 1].bits) + " bits").c_str(),
+                    m == 0           ? "no gate"
+                    : m == modes - 1 ? "32 adapt"
+                                     : (std::to_string(gates[m - 1].bits) + " bits").c_str(),
                     t.seconds, 1e9 * t.seconds / static_cast<double>(t.kmers),
                     t.seconds / best[0].seconds,
                     100.0 * static_cast<double>(t.lookups) / static_cast<double>(t.kmers), t.kmers,
