@@ -25,6 +25,18 @@ ensure_packages() {
 }
 
 
+# unused_results_dir BASE: BASE if no such path exists, else the first of BASEb, BASEc, ... BASEz
+# that does not (a second run the same day keeps the first's results); exits 1 when all are taken.
+unused_results_dir() {
+    local base=$1 letter
+    [[ -e "$base" ]] || { echo "$base"; return 0; }
+    for letter in b c d e f g h i j k l m n o p q r s t u v w x y z; do
+        [[ -e "$base$letter" ]] || { echo "$base$letter"; return 0; }
+    done
+    echo "unused_results_dir: $base and $base{b..z} all exist: give --out" >&2
+    exit 1
+}
+
 # human_chr22_fasta OUT: 21.6 Mbp of human chromosome 22 (GRCh37 coordinates) as FASTA, one record
 # per alignment block, from the Ensembl Compara primate alignment that the Debian package
 # maffilter-examples ships (the caller installs it). The human rows of that alignment are the

@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-[[ -n "$out" ]] || out=$here/results/$(date +%F)
+[[ -n "$out" ]] || out=$(unused_results_dir "$here/results/$(date +%F)")
 mkdir -p "$work" "$out"
 work=$(cd "$work" && pwd)
 out=$(cd "$out" && pwd)

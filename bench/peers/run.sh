@@ -65,7 +65,7 @@ case "$mix" in
 esac
 [[ $mix_reads -ge 3 ]] || { echo "run.sh: --mix-reads must be at least 3, not '$mix_reads'" >&2; exit 2; }
 date_tag=$(date +%F)
-[[ -n "$out" ]] || out=$here/results/$date_tag$([[ $quick -eq 1 ]] && echo -quick || true)
+[[ -n "$out" ]] || out=$(unused_results_dir "$here/results/$date_tag$([[ $quick -eq 1 ]] && echo -quick || true)")
 mkdir -p "$work" "$out"
 work=$(cd "$work" && pwd)
 git_head=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
