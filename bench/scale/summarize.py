@@ -61,16 +61,27 @@ def main():
             "qmer_wall_s": num(b["qmer_wall_s"]),
         }
 
+    # Per k-mer without the process's fixed costs (start, loading and checking the index): the
+    # case's time less that of the one-read query of the same index, over its k-mers. The
+    # whole-process figure depends on how many reads share those costs (0.96 s of a 2.8 s query
+    # of 500,000 reads at 2.4 Gbp); this one is the cost a k-mer adds.
+    for (size, kind, case), r in best.items():
+        one = best.get((size, kind, "one"))
+        ok = case in ("absent", "present") and one and r["kmers"]
+        r["lookup_wall_ns_per_kmer"] = (r["wall_s"] - one["wall_s"]) * 1e9 / r["kmers"] if ok else None
+        r["lookup_cpu_ns_per_kmer"] = (r["cpu_s"] - one["cpu_s"]) * 1e9 / r["kmers"] if ok else None
+
     order = sorted(best, key=lambda k: (k[0], k[1] != "random", CASES.index(k[2]) if k[2] in CASES else 9))
     fields = ["size_bp", "kind", "case", "reps", "reads", "kmers", "matched_fraction", "wall_s", "cpu_s",
               "max_rss_bytes", "index_bytes", "rss_over_index", "wall_ns_per_kmer", "cpu_ns_per_kmer",
-              "distinct_kmers", "bits_per_kmer", "load1_before", "qmer_wall_s"]
+              "lookup_wall_ns_per_kmer", "lookup_cpu_ns_per_kmer", "distinct_kmers", "bits_per_kmer", "load1_before", "qmer_wall_s"]
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for k in order:
             r = dict(best[k])
-            for name in ("matched_fraction", "rss_over_index", "wall_ns_per_kmer", "cpu_ns_per_kmer", "bits_per_kmer"):
+            for name in ("matched_fraction", "rss_over_index", "wall_ns_per_kmer", "cpu_ns_per_kmer",
+                         "lookup_wall_ns_per_kmer", "lookup_cpu_ns_per_kmer", "bits_per_kmer"):
                 if r[name] is not None:
                     r[name] = f"{r[name]:.4g}"
             w.writerow({k2: ("" if v is None else v) for k2, v in r.items()})
@@ -127,19 +138,24 @@ def main():
     md.append("")
     md.append(f"## {bp(large)} against {bp(small)}: cost per k-mer")
     md.append("")
-    md.append("| kind | case | wall ns/k-mer small | large | ratio | CPU ns/k-mer small | large | ratio |")
-    md.append("|---|---|---|---|---|---|---|---|")
+    md.append("Whole process: the case's time over its k-mers. Lookups: the same less the one-read query's time "
+              "(the process's start, loading and checking the index), the cost a k-mer adds; the goal is judged on it.")
+    md.append("")
+    md.append("| kind | case | figure | wall ns/k-mer small | large | ratio | CPU ns/k-mer small | large | ratio |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
     ratios = {}
     for kind in kinds:
         for case in ("absent", "present"):
             a, b = best.get((small, kind, case)), best.get((large, kind, case))
-            if not a or not b or not a["wall_ns_per_kmer"] or not b["wall_ns_per_kmer"]:
-                continue
-            rw = b["wall_ns_per_kmer"] / a["wall_ns_per_kmer"]
-            rc = b["cpu_ns_per_kmer"] / a["cpu_ns_per_kmer"] if a["cpu_ns_per_kmer"] else None
-            ratios[(kind, case)] = (rw, rc)
-            md.append(f"| {kind} | {case} | {a['wall_ns_per_kmer']:.1f} | {b['wall_ns_per_kmer']:.1f} | **{rw:.2f}x** | "
-                      f"{a['cpu_ns_per_kmer']:.1f} | {b['cpu_ns_per_kmer']:.1f} | **{fmt(rc, '.2f')}x** |")
+            for figure, wall_key, cpu_key in (("whole process", "wall_ns_per_kmer", "cpu_ns_per_kmer"),
+                                              ("lookups", "lookup_wall_ns_per_kmer", "lookup_cpu_ns_per_kmer")):
+                if not a or not b or not a[wall_key] or not b[wall_key] or a[wall_key] <= 0:
+                    continue
+                rw = b[wall_key] / a[wall_key]
+                rc = b[cpu_key] / a[cpu_key] if a[cpu_key] and a[cpu_key] > 0 else None
+                ratios[(kind, case, figure)] = (rw, rc)
+                md.append(f"| {kind} | {case} | {figure} | {a[wall_key]:.1f} | {b[wall_key]:.1f} | **{rw:.2f}x** | "
+                          f"{fmt(a[cpu_key], '.1f')} | {fmt(b[cpu_key], '.1f')} | **{fmt(rc, '.2f')}x** |")
     md.append("")
     md.append(f"## Goals, at {bp(large)}")
     md.append("")
@@ -157,11 +173,13 @@ def main():
             parts = ", ".join(f"{c} {x:.3f}" for x, c in worst)
             md.append(f"- {kind}: query peak RSS / index file {parts} "
                       f"(goal <= {GOAL_RSS_OVER_INDEX:g}: {verdict(max(x for x, _ in worst) <= GOAL_RSS_OVER_INDEX)})")
-        if (kind, "absent") in ratios:
-            rw, rc = ratios[(kind, "absent")]
-            md.append(f"- {kind}: absent reads' cost per k-mer {rw:.2f}x the {bp(small)} case in wall time, "
+        if (kind, "absent", "lookups") in ratios:
+            rw, rc = ratios[(kind, "absent", "lookups")]
+            whole = ratios.get((kind, "absent", "whole process"))
+            md.append(f"- {kind}: absent reads' cost per k-mer, lookups only, {rw:.2f}x the {bp(small)} case in wall time, "
                       f"{fmt(rc, '.2f')}x in CPU time (goal <= {GOAL_ABSENT_RATIO:g}x: wall {verdict(rw <= GOAL_ABSENT_RATIO)}, "
-                      f"CPU {verdict(rc is not None and rc <= GOAL_ABSENT_RATIO)})")
+                      f"CPU {verdict(rc is not None and rc <= GOAL_ABSENT_RATIO)})"
+                      + (f"; whole process {whole[0]:.2f}x wall, {fmt(whole[1], '.2f')}x CPU" if whole else ""))
     md.append("")
     md.append("`raw.csv` holds every repetition; `results.csv` the rows above; `info-*.json` each index's `qmer info --json`; "
               "`meta.txt` the machine and parameters.")
