@@ -137,6 +137,7 @@ class plain_kmer_hashing {
     plain_kmer_hashing(unsigned k, uint64_t seed) : scanner_(k), hasher_{seed} {}
 
     unsigned k() const noexcept { return scanner_.k(); }
+    kmer_hasher const& hasher() const noexcept { return hasher_; }
 
     // f returns void, or bool (false stops the scan; for_each then returns false).
     template <typename F>
@@ -223,6 +224,8 @@ class local_kmer_hashing {
     unsigned window_bits() const noexcept { return window_bits_; }
     unsigned extra_bits() const noexcept { return extra_bits_; }
     kmer_hasher const& hasher() const noexcept { return hasher_; }
+    // The overloaded windows' bits (empty for none).
+    std::span<uint64_t const> overloaded() const noexcept { return overloaded_; }
 
     // f(plain hash) for the k-mers of overloaded windows only, in order: the build's pass that
     // gathers what it dropped from those windows. Unlike for_each_tagged it hashes only those
