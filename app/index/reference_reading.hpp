@@ -41,10 +41,20 @@ inline constexpr size_t reference_piece_bytes = size_t{1} << 20;
 // The pieces (and chunks) of a pipeline on `threads` threads, which holds 2 chunks a thread, each
 // as text and as records: smaller with more threads, so that what is in flight stays near 4 MiB,
 // as on one thread (it adds to the super-k-mer bins at the end of the reading, the build's
-// peak; a chunk of 128 KiB still costs the pipeline next to nothing).
+// peak; a chunk of 128 KiB still costs the pipeline next to nothing: one of 64 KiB made the
+// reading of a 49 Mbp record on -t 16 a third slower, on a machine that ran 2 of the threads).
 inline size_t reference_piece_bytes_for(unsigned threads) {
     return std::clamp<size_t>((size_t{1} << 20) / std::max(1u, threads), size_t{128} << 10,
                               reference_piece_bytes);
+}
+
+// The chunks a pipeline on `threads` threads has in flight: 2 a thread up to 4 threads, then one
+// more a thread: the threads' chunks and a few that the serial stages work on or wait with, so
+// that on many threads the text in flight grows by one piece a thread (128 KiB pieces in 2 chunks
+// a thread held 16 MiB on 32 threads, an eighth of the index of a 50 Mbp reference).
+inline size_t reference_tokens_for(unsigned threads) {
+    unsigned const t = std::max(1u, threads);
+    return size_t{t} + std::min(t, 4u);
 }
 
 // What a pass over the references counted.
@@ -149,7 +159,7 @@ void read_reference_spans(reference_pass const& pass, build_counts& counts,
     unsigned const threads = pass.threads;
     unsigned const k = pass.refs.k;
     progress_meter& progress = pass.progress;
-    size_t const tokens = 2 * static_cast<size_t>(threads);
+    size_t const tokens = reference_tokens_for(threads);
     batch_pool<reference_chunk> pool(tokens);
     reference_stream refs(pass.refs, {.decompression_threads = threads > 1 ? threads : 0},
                           reference_piece_bytes_for(threads));

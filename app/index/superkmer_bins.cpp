@@ -158,11 +158,12 @@ chunk_arena::chunk_arena(uint64_t bytes, uint32_t groups, uint64_t group_bytes)
     };
     group_bytes = (group_bytes + page - 1) / page * page;
     if (groups > 0 && group_bytes > 0 &&
-        (base_ = reserve(group_bytes * groups + size_)) != nullptr) {
+        (base_ = reserve(2 * group_bytes * groups + size_)) != nullptr) {
         groups_ = groups;
         group_bytes_ = group_bytes;
-        reserved_ = group_bytes * groups + size_;
+        reserved_ = 2 * group_bytes * groups + size_;
         group_used_ = std::make_unique<std::atomic<uint64_t>[]>(groups);
+        run_used_ = std::make_unique<cursor[]>(groups);
         batch_done_ = std::make_unique<std::atomic<uint32_t>[]>((groups + batch - 1) / batch);
     } else if ((base_ = reserve(size_)) != nullptr) {
         reserved_ = size_;  // a limited address space (ulimit -v): the shared range only
@@ -177,15 +178,39 @@ chunk_arena::~chunk_arena() {
     if (base_ != nullptr) ::munmap(base_, reserved_);
 }
 
-uint8_t* chunk_arena::take(uint32_t group, size_t bytes) noexcept {
-    uint64_t const rounded = (bytes + page - 1) / page * page;
-    // CASes, not adds undone on failure: an undone overdraw would let a later taker overlap a
-    // range handed out while the counter was past it. The budget first, then the place.
+bool chunk_arena::charge(uint64_t bytes) noexcept {
+    // A CAS, not an add undone on failure: an undone overdraw would refuse others meanwhile.
     uint64_t at = used_.load(std::memory_order_relaxed);
     do {
-        if (at + rounded > std::min<uint64_t>(size_, allowed_.load(std::memory_order_relaxed)))
-            return nullptr;
-    } while (!used_.compare_exchange_weak(at, at + rounded, std::memory_order_relaxed));
+        if (at + bytes > std::min<uint64_t>(size_, allowed_.load(std::memory_order_relaxed)))
+            return false;
+    } while (!used_.compare_exchange_weak(at, at + bytes, std::memory_order_relaxed));
+    return true;
+}
+
+uint8_t* chunk_arena::extend(uint32_t group, size_t bytes) noexcept {
+    if (group >= groups_) return nullptr;
+    std::atomic<uint64_t>& run = run_used_[group].at;
+    uint64_t const limit = std::min(group_bytes_, most_run_bytes);
+    auto const pages_to = [](uint64_t end) { return (end + page - 1) / page * page; };
+    uint64_t at = run.load(std::memory_order_relaxed);
+    for (;;) {
+        if (at & closed) return nullptr;
+        uint64_t const end = at + bytes;
+        // The pages the run reaches anew are paid before the run grows; if another thread grew
+        // it first, they are paid back and the room asked again.
+        uint64_t const fresh = pages_to(end) - pages_to(at);
+        bool const room = end <= limit && (fresh == 0 || charge(fresh));
+        if (run.compare_exchange_weak(at, room ? end : at | closed, std::memory_order_relaxed))
+            return room ? run_base(group) + at : nullptr;
+        if (room && fresh != 0) used_.fetch_sub(fresh, std::memory_order_relaxed);
+    }
+}
+
+uint8_t* chunk_arena::take(uint32_t group, size_t bytes) noexcept {
+    uint64_t const rounded = (bytes + page - 1) / page * page;
+    // The budget first, then the place.
+    if (!charge(rounded)) return nullptr;
     if (group < groups_) {
         std::atomic<uint64_t>& used = group_used_[group];
         uint64_t in = used.load(std::memory_order_relaxed);
@@ -205,6 +230,7 @@ void chunk_arena::done_with(uint32_t group) noexcept {
     if (batch_done_[group / batch].fetch_add(1, std::memory_order_acq_rel) + 1 != size) return;
     uint32_t const last = first + size - 1;
     release(group_base(first), (last - first) * group_bytes_ + group_used_[last].load());
+    release(run_base(first), (last - first) * group_bytes_ + (run_used_[last].at.load() & ~closed));
 }
 
 void chunk_arena::release(uint8_t* at, uint64_t bytes) noexcept {
@@ -271,11 +297,17 @@ binned_store::binned_store(uint32_t bins, size_t buffer_bytes, chunk_arena& memo
       memory_(memory),
       first_group_(first_group),
       open_file_(std::move(open_file)),
-      local_([bins] {
+      runs_(memory.has_runs()),
+      local_([this, bins] {
           thread_bins mine;
-          mine.buffers.resize(bins);
+          buffer first;
+          if (runs_ && appenders_.fetch_add(1, std::memory_order_relaxed) >= own_buffer_threads) {
+              // every bin's run, with no end a value could pass
+              first.in_run = true;
+              first.capacity = ~uint32_t{0} >> 1;
+          }
+          mine.buffers.assign(bins, first);
           mine.staging.resize(bins);
-          mine.chunks.resize(bins);
           return mine;
       }) {}
 
@@ -307,6 +339,21 @@ uint8_t* binned_store::slab_slice(thread_bins& mine, size_t bytes) {
     return mine.slabs.back()[slab_lines - mine.slab_left - lines].bytes;
 }
 
+void binned_store::leave_run(thread_bins& mine, uint32_t bin) {
+    buffer& b = mine.buffers[bin];
+    uint32_t const staged = b.staged;
+    b = buffer{};
+    renew(mine, bin);  // room for a line at least: its first buffer
+    uint8_t* const line = mine.staging[bin].bytes;
+    b.staged = staged;
+    if (b.staged >= line_bytes) {
+        put_line(b.at, line);
+        b.size = line_bytes;
+        b.staged -= line_bytes;
+        std::memcpy(line, line + line_bytes, b.staged);
+    }
+}
+
 void binned_store::renew(thread_bins& mine, uint32_t bin) {
     flush(mine, bin);
     buffer& b = mine.buffers[bin];
@@ -320,8 +367,10 @@ void binned_store::renew(thread_bins& mine, uint32_t bin) {
         b.at = at;
         b.in_arena = true;
     } else {
-        b.spill.resize(buffer_bytes_);
-        b.at = b.spill.data();
+        if (mine.spills.empty()) mine.spills.resize(bins_);
+        std::vector<uint8_t>& spill = mine.spills[bin];
+        spill.resize(buffer_bytes_);
+        b.at = spill.data();
         b.capacity = static_cast<uint32_t>(buffer_bytes_);
         return;
     }
@@ -330,6 +379,15 @@ void binned_store::renew(thread_bins& mine, uint32_t bin) {
 
 void binned_store::flush(thread_bins& mine, uint32_t bin) {
     buffer& b = mine.buffers[bin];
+    if (b.in_run) {
+        if (b.staged == 0) return;
+        if (uint8_t* const to = memory_.extend(first_group_ + bin, b.staged)) {
+            std::memcpy(to, mine.staging[bin].bytes, b.staged);
+            b.staged = 0;
+            return;
+        }
+        leave_run(mine, bin);
+    }
     if (b.staged != 0) {
         std::memcpy(b.at + b.size, mine.staging[bin].bytes, b.staged);
         b.size += b.staged;
@@ -337,7 +395,7 @@ void binned_store::flush(thread_bins& mine, uint32_t bin) {
     }
     if (b.size == 0) return;
     chunk c;
-    c.bytes = static_cast<uint32_t>(b.size);
+    c.bytes = b.size;
     if (b.in_arena || b.in_slab) {
         c.memory = b.at;  // the slice is the chunk; the next one is taken by renew()
         c.in_slab = b.in_slab;
@@ -348,26 +406,42 @@ void binned_store::flush(thread_bins& mine, uint32_t bin) {
         file_bytes_.fetch_add(c.bytes, std::memory_order_relaxed);
     }
     b.size = 0;
+    if (mine.chunks.empty()) mine.chunks.resize(bins_);
     mine.chunks[bin].push_back(c);
 }
 
+template <typename F>
+void binned_store::for_each_list(uint32_t bin, F&& f) {
+    if (!runs_of_.empty()) f(runs_of_[bin]);
+    for (auto& mine : local_)
+        if (!mine.chunks.empty()) f(mine.chunks[bin]);
+}
+
 void binned_store::flush_all() {
-    bool flushed = false;
+    if (flushed_) return;
+    flushed_ = true;
     for (auto& mine : local_) {
-        if (mine.buffers.empty()) continue;  // flushed before
-        flushed = true;
         for (uint32_t bin = 0; bin < bins_; ++bin) flush(mine, bin);
         std::vector<buffer>().swap(mine.buffers);
         std::vector<staging_line>().swap(mine.staging);
+        std::vector<std::vector<uint8_t>>().swap(mine.spills);
     }
-    if (!flushed) return;
+    if (runs_) {  // each run a chunk, its bin's first
+        runs_of_.resize(bins_);
+        for (uint32_t bin = 0; bin < bins_; ++bin)
+            if (uint64_t const bytes = memory_.run_bytes(first_group_ + bin); bytes != 0) {
+                chunk c;
+                c.memory = memory_.run_of(first_group_ + bin);
+                c.bytes = static_cast<uint32_t>(bytes);
+                runs_of_[bin].push_back(c);
+            }
+    }
     std::vector<size_t> sizes(bins_, 0);
-    for (auto& mine : local_)
-        for (uint32_t bin = 0; bin < bins_; ++bin) {
-            std::vector<chunk> const& chunks = mine.chunks[bin];
+    for (uint32_t bin = 0; bin < bins_; ++bin)
+        for_each_list(bin, [&](std::vector<chunk> const& chunks) {
             for (size_t i = 0; i < chunks.size(); ++i)
                 sizes[bin] += moving(chunks[i], i + 1 == chunks.size());
-        }
+        });
     if (!packed_.make(sizes)) return;  // no address space: the bytes stay where they are
     // Bins in parallel: a task touches its own bin's chunk lists and its own packed bytes.
     tbb::parallel_for(uint32_t{0}, bins_, [&](uint32_t bin) { pack(bin, packed_.of(bin)); });
@@ -379,13 +453,12 @@ void binned_store::flush_all() {
 
 size_t binned_store::moving(chunk const& c, bool last) noexcept {
     if (c.in_slab) return c.bytes;
-    // An arena chunk starts at a page boundary.
+    // An arena chunk (and a run) starts at a page boundary.
     return last && c.memory != nullptr ? c.bytes % chunk_arena::page : 0;
 }
 
 void binned_store::pack(uint32_t bin, uint8_t* to) {
-    for (auto& mine : local_) {
-        std::vector<chunk>& chunks = mine.chunks[bin];
+    for_each_list(bin, [&](std::vector<chunk>& chunks) {
         for (size_t i = 0; i < chunks.size(); ++i) {
             chunk& c = chunks[i];
             size_t const n = moving(c, i + 1 == chunks.size());
@@ -400,29 +473,41 @@ void binned_store::pack(uint32_t bin, uint8_t* to) {
             if (c.bytes == 0) c.memory = nullptr;
             c.in_slab = false;
         }
-    }
+    });
 }
 
 uint64_t binned_store::held_bytes() const {
     constexpr uint64_t page = chunk_arena::page;
+    auto const pages = [](uint64_t bytes) { return (bytes + page - 1) / page * page; };
     uint64_t held = packed_.held_bytes();
+    auto const add = [&](std::vector<chunk> const& chunks) {
+        for (chunk const& c : chunks)
+            if (c.memory != nullptr && !c.in_slab) held += pages(c.bytes);
+    };
+    for (auto const& chunks : runs_of_) add(chunks);
+    if (runs_ && !flushed_)
+        for (uint32_t bin = 0; bin < bins_; ++bin)
+            held += pages(memory_.run_bytes(first_group_ + bin));
     for (auto const& mine : local_) {
         held += mine.slabs.size() * slab_lines * line_bytes;
-        for (auto const& chunks : mine.chunks)
-            for (chunk const& c : chunks)
-                if (c.memory != nullptr && !c.in_slab) held += (c.bytes + page - 1) / page * page;
+        held += mine.staging.size() * sizeof(staging_line) + mine.buffers.size() * sizeof(buffer);
+        for (buffer const& b : mine.buffers)
+            if (b.in_arena) held += pages(b.size);
+        for (auto const& spill : mine.spills) held += spill.capacity();
+        for (auto const& chunks : mine.chunks) add(chunks);
     }
     return held;
 }
 
 void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes) {
     size_t total = 0;
-    for (auto& mine : local_)
-        for (auto const& c : mine.chunks[bin]) total += c.bytes + c.tail_bytes;
+    for_each_list(bin, [&](std::vector<chunk> const& chunks) {
+        for (chunk const& c : chunks) total += c.bytes + c.tail_bytes;
+    });
     bytes.resize(total);
     size_t at = 0;
-    for (auto& mine : local_) {
-        for (auto& c : mine.chunks[bin]) {
+    for_each_list(bin, [&](std::vector<chunk> const& chunks) {
+        for (chunk const& c : chunks) {
             if (c.memory != nullptr)
                 std::memcpy(bytes.data() + at, c.memory, c.bytes);
             else if (c.bytes != 0)
@@ -431,15 +516,16 @@ void binned_store::read(uint32_t bin, bool release, std::vector<uint8_t>& bytes)
             if (c.tail_bytes != 0) std::memcpy(bytes.data() + at, c.tail, c.tail_bytes);
             at += c.tail_bytes;
         }
-    }
+    });
     if (!release) return;
     memory_.give_back(first_group_ + bin, [&](auto&& give) {
-        for (auto& mine : local_)
-            for (auto const& c : mine.chunks[bin])
+        for_each_list(bin, [&](std::vector<chunk> const& chunks) {
+            for (chunk const& c : chunks)
                 if (c.memory != nullptr && !c.in_slab) give(c.memory, c.bytes);
+        });
     });
     packed_.release(bin);
-    for (auto& mine : local_) std::vector<chunk>().swap(mine.chunks[bin]);
+    for_each_list(bin, [](std::vector<chunk>& chunks) { std::vector<chunk>().swap(chunks); });
 }
 
 unsigned superkmer_bins::bin_bits_of(qf::geometry g, unsigned window_bits) noexcept {
@@ -579,6 +665,14 @@ uint64_t superkmer_bins::first_fingerprint(uint32_t bin) const noexcept {
 uint64_t superkmer_bins::last_fingerprint(uint32_t bin) const noexcept {
     if (bin + 1 == bin_count()) return g_.fingerprint(~uint64_t{0});
     return g_.fingerprint((uint64_t{bin + 1} << (64 - bin_bits_)) - 1);
+}
+
+uint64_t superkmer_bins::held_bytes() const {
+    return records_.held_bytes() + plain_.held_bytes();
+}
+
+void superkmer_bins::finish_reading() {
+    records_.flush_all();
 }
 
 void superkmer_bins::count_every_kmer(sketch::hyperloglog& counter) {

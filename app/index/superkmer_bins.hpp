@@ -51,7 +51,8 @@ namespace qmer::app {
 
 // Memory for chunks that are written once and freed a group (a bin of a store) at a time: an
 // anonymous mapping reserved up front (address space only), one range per group, each handed out
-// from its start, and a shared range for a group whose own is full. The ranges of 8 neighbouring
+// from its start, and a shared range for a group whose own is full; besides, a second range per
+// group for its run, bytes that any thread appends (extend()). The ranges of 8 neighbouring
 // groups go back to the system in one madvise once all 8 are done (a fill sorts bins in order),
 // so that the index file's page cache, written meanwhile, can take the pages (fresh pages cost
 // the most on a virtual machine whose host reclaims free guest memory: ARCHITECTURE.md, "How the
@@ -69,6 +70,17 @@ class chunk_arena {
     // Room for `bytes` (rounded up to whole pages) for `group`, or nullptr once the budget (or
     // what allow() lets it hand out) is used up.
     uint8_t* take(uint32_t group, size_t bytes) noexcept;
+    // Room for `bytes` more at the end of the group's run, a second range of the group's (as
+    // large as its own, beside take()'s chunks), by any thread: the budget pays for the run's
+    // pages as it reaches them, not for whole chunks. nullptr once the range or the budget has no
+    // room for them; the run is then closed for good, so that it is one range of whole values.
+    uint8_t* extend(uint32_t group, size_t bytes) noexcept;
+    // Whether groups have runs (their address space was granted).
+    bool has_runs() const noexcept { return groups_ != 0; }
+    uint8_t* run_of(uint32_t group) const noexcept { return run_base(group); }
+    uint64_t run_bytes(uint32_t group) const noexcept {
+        return groups_ == 0 ? 0 : run_used_[group].at.load(std::memory_order_relaxed) & ~closed;
+    }
     void allow(uint64_t bytes) noexcept { allowed_.store(bytes, std::memory_order_relaxed); }
     // The pages from `at` (a page boundary) over `bytes` (rounded up to whole pages) back to the
     // system at once: a chunk's end whose bytes moved elsewhere.
@@ -87,10 +99,21 @@ class chunk_arena {
 
   private:
     uint8_t* group_base(uint32_t group) const noexcept { return base_ + group * group_bytes_; }
+    uint8_t* run_base(uint32_t group) const noexcept { return group_base(groups_ + group); }
     // A group's range goes back with its batch's: the ranges of `batch` neighbouring groups in one
     // madvise once the last of them is done (one TLB shootdown for the batch).
     void done_with(uint32_t group) noexcept;
     static constexpr uint32_t batch = 8;
+    // A run's cursor once closed (its length in the bits below).
+    static constexpr uint64_t closed = uint64_t{1} << 63;
+    // A chunk's bytes are 32 bits: a run stops below 4 GiB.
+    static constexpr uint64_t most_run_bytes = (uint64_t{1} << 32) - page;
+    // Whether the budget has room for `bytes` more (taken from it if so).
+    bool charge(uint64_t bytes) noexcept;
+    // Each group's cursor on its own cache line: the threads extend every run at once.
+    struct alignas(64) cursor {
+        std::atomic<uint64_t> at{0};
+    };
 
     uint8_t* base_ = nullptr;
     uint64_t reserved_ = 0;
@@ -99,6 +122,7 @@ class chunk_arena {
     uint64_t group_bytes_ = 0;
     uint8_t* shared_base_ = nullptr;
     std::unique_ptr<std::atomic<uint64_t>[]> group_used_;
+    std::unique_ptr<cursor[]> run_used_;                   // a run's end
     std::unique_ptr<std::atomic<uint32_t>[]> batch_done_;  // groups done, per batch
     std::atomic<uint64_t> shared_used_{0};
     std::atomic<uint64_t> used_{0};
@@ -129,31 +153,41 @@ class packed_bins {
     std::unique_ptr<std::atomic<uint32_t>[]> users_;  // per page: bins with bytes in it, unreleased
 };
 
-// Bytes per bin in memory or in a scratch file that is opened on first need: per-thread buffers
-// of each bin, slices of the arena while it has room (kept as they are when full), else appended
-// to the file when full. A value never straddles two chunks, so a bin's chunks read back in any
-// order are a sequence of whole values.
+// Bytes per bin in memory or in a scratch file that is opened on first need. The first two
+// threads to append have buffers of their own per bin: slices of the arena while it has room
+// (kept as they are when full), else appended to the file when full; below a page, slices of the
+// thread's slabs. Every other thread appends a bin's values to the bin's run (chunk_arena::extend:
+// one range per bin, shared by those threads), a staging line of whole values at a time, while
+// the run has room, then to buffers of its own. A value never straddles two chunks, so a bin's
+// chunks read back in any order are a sequence of whole values.
 //
-// At the end of the appends each thread's last buffer of a bin is partly filled: its last page
-// would waste half a page on average, half a page per bin and thread (2 MiB a thread with 2^10
-// bins), and small buffers would keep their slabs (256 bytes or more per bin and thread).
-// flush_all() moves those bytes (each thread's last chunk's past its last whole page, and its
-// slab slices) into one dense mapping (packed_bins) and gives their pages back: what the store
-// holds after the appends is then its values' bytes and less than a page per arena chunk, however
-// many threads appended them. The mapping is outside the arena's budget, which counted those
-// bytes already (it counts the whole buffers it hands out). During the appends the waste remains:
-// it is the threads' room to write to every bin.
+// A thread's own buffers leave its last page of every bin half used during the appends, half a
+// page per bin and thread (2 MiB a thread with 2^10 bins, 64 MiB on 32 threads), and the budget
+// pays for whole buffers before they are written: 16 threads' buffers of 32 KiB for 2^10 bins
+// (512 MiB) passed the 256 MiB a 50 Mbp build allows, and the rest of its records went to the
+// scratch file through buffers of their own (bench/index/reading_memory_bench.cpp). The runs hold
+// the values and each bin's last, partly written page, however many threads append to them, but
+// cost each value a shared cursor's update and stores that read the line first (a private
+// buffer's full lines are written with non-temporal stores): a build on one or two threads reads
+// ~15% faster with its own buffers, and their pages are no more than the runs' pages.
+//
+// flush_all() moves the bytes of every last, partly used page (each run's, each thread's last
+// chunk's of a bin) and the slab slices into one dense mapping (packed_bins) and gives their
+// pages back: what the store holds after the appends is its values' bytes and less than a page
+// per arena chunk. The mapping is outside the arena's budget, which counted those bytes already.
 //
 // Values reach a buffer through a staging line per bin (software write-combining): a thread
 // writes to all of its 2^10+ bins at random, so a value stored straight into its buffer began a
 // new cache line every few values, each a miss that first reads the line it is about to overwrite
 // (ARCHITECTURE.md, "How the default index is built"). The staging lines (128 bytes per bin, in L2)
-// take the values; each full 64-byte line goes to the buffer with non-temporal stores, which write
-// it without reading it.
+// take the values; a run takes a line's whole values once they are 64 bytes or more, a buffer each
+// full 64-byte line with non-temporal stores, which write it without reading it.
 class binned_store {
   public:
     // The largest value append() and emplace() take.
     static constexpr size_t max_room = 64;
+    // The threads with buffers of their own from the start (the first to append).
+    static constexpr unsigned own_buffer_threads = 2;
 
     // bins: the number of bins; buffer_bytes: each thread's buffer per bin (rounded up to whole
     // pages); memory: where chunks go while it has room (bin b's in group first_group + b), else
@@ -187,6 +221,10 @@ class binned_store {
         write(line + b.staged);
         b.staged += static_cast<uint32_t>(bytes);
         if (b.staged >= line_bytes) {
+            if (b.in_run) [[likely]] {
+                to_run(mine, bin);
+                return;
+            }
             put_line(b.at + b.size, line);
             b.size += line_bytes;
             b.staged -= line_bytes;
@@ -204,8 +242,9 @@ class binned_store {
     void read(uint32_t bin, bool release, std::vector<uint8_t>& bytes);
 
     uint64_t file_bytes() const noexcept { return file_bytes_.load(std::memory_order_relaxed); }
-    // The memory its values hold after flush_all(): the pages of the arena under its chunks, the
-    // packed mapping's and the threads' slabs (bins read and released excluded).
+    // The memory it holds (between appends): the pages of the arena under its chunks and open
+    // buffers, the packed mapping's, the threads' slabs, staging lines and buffers' bookkeeping
+    // (bins read and released excluded).
     uint64_t held_bytes() const;
 
     static constexpr size_t line_bytes = 64;
@@ -219,20 +258,21 @@ class binned_store {
         uint16_t tail_bytes = 0;  // less than a page
         bool in_slab = false;     // freed with the store, not with its bin
     };
-    // A bin's buffer: a slice of the arena, which becomes the chunk as it is (no copy), or, once
-    // the arena is used up, `spill`, written to the file when full; a small one (below a page),
-    // a slice of the thread's slab. `size`: whole lines written to it; `staged`: bytes in the
-    // bin's staging line, not yet in it; `capacity`: its bytes (0: none yet); `next`: the next
-    // one's (0: the first).
+    // A bin's buffer: its run (`in_run`: no buffer of its own, room without end), or a slice of
+    // the arena, which becomes the chunk as it is (no copy), or, once the arena is used up, the
+    // thread's spill buffer of the bin, written to the file when full; a small one (below a
+    // page), a slice of the thread's slab. `size`: whole lines written to it; `staged`: bytes in
+    // the bin's staging line, not yet in it (whole values, for a run); `capacity`: its bytes (0:
+    // none yet); `next`: the next one's (0: the first).
     struct buffer {
         uint8_t* at = nullptr;
-        size_t size = 0;
+        uint32_t size = 0;
         uint32_t capacity = 0;
         uint32_t staged = 0;
         uint32_t next = 0;
         bool in_arena = false;
         bool in_slab = false;
-        std::vector<uint8_t> spill;
+        bool in_run = false;
     };
     struct alignas(line_bytes) staging_line {
         uint8_t bytes[line_bytes + max_room];
@@ -241,9 +281,10 @@ class binned_store {
         uint8_t bytes[line_bytes];
     };
     struct thread_bins {
-        std::vector<buffer> buffers;             // per bin, until full
-        std::vector<staging_line> staging;       // per bin
-        std::vector<std::vector<chunk>> chunks;  // per bin
+        std::vector<buffer> buffers;               // per bin, until full
+        std::vector<staging_line> staging;         // per bin
+        std::vector<std::vector<chunk>> chunks;    // per bin, from the first chunk of its own
+        std::vector<std::vector<uint8_t>> spills;  // per bin, from the first spill buffer
         std::vector<std::unique_ptr<slab_line[]>> slabs;
         size_t slab_left = 0;  // lines left at the end of the last slab
     };
@@ -251,6 +292,29 @@ class binned_store {
   private:
     // 64 bytes from `line` to `to`: non-temporal where `to` is a whole line.
     static void put_line(uint8_t* to, uint8_t const* line) noexcept;
+    // The bin's staged values (64 to 127 bytes) to its run, or, if the run has no room, to the
+    // thread's own buffers from now on.
+    void to_run(thread_bins& mine, uint32_t bin) {
+        buffer& b = mine.buffers[bin];
+        uint8_t* const to = memory_.extend(first_group_ + bin, b.staged);
+        if (to == nullptr) [[unlikely]] {
+            leave_run(mine, bin);
+            return;
+        }
+        // Two copies of a constant 64 bytes, overlapping: a copy of variable size is a libc call.
+        uint8_t const* const line = mine.staging[bin].bytes;
+        std::memcpy(to, line, line_bytes);
+        std::memcpy(to + b.staged - line_bytes, line + b.staged - line_bytes, line_bytes);
+        // The run's next two lines, which this bin's next values will likely go to, fetched for
+        // writing now (2^10 bins' two lines stay in L2 until then): a store to a line not in the
+        // cache waits for it to be read first.
+        uintptr_t const next = (reinterpret_cast<uintptr_t>(to) + b.staged) | (line_bytes - 1);
+        __builtin_prefetch(reinterpret_cast<uint8_t const*>(next + 1), 1);
+        __builtin_prefetch(reinterpret_cast<uint8_t const*>(next + 1 + line_bytes), 1);
+        b.staged = 0;
+    }
+    // The bin's values go to the thread's own buffers from now on, its staged ones first.
+    void leave_run(thread_bins& mine, uint32_t bin);
     void flush(thread_bins& mine, uint32_t bin);
     // Flushes the bin's buffer and gives it room for its next capacity.
     void renew(thread_bins& mine, uint32_t bin);
@@ -261,6 +325,9 @@ class binned_store {
     static size_t moving(chunk const& c, bool last) noexcept;
     // The bin's moving bytes to `to`, their arena pages given back.
     void pack(uint32_t bin, uint8_t* to);
+    // f(chunks) for the bin's run (a list of none or one chunk) and each thread's chunks of it.
+    template <typename F>
+    void for_each_list(uint32_t bin, F&& f);
 
     uint32_t bins_;
     size_t buffer_bytes_;
@@ -270,6 +337,10 @@ class binned_store {
     std::atomic<uint64_t> file_bytes_{0};
     std::function<io::spill_file&()> open_file_;
     packed_bins packed_;
+    bool runs_;
+    std::atomic<unsigned> appenders_{0};  // threads that took their buffers
+    bool flushed_ = false;
+    std::vector<std::vector<chunk>> runs_of_;  // per bin, after flush_all(): its run as a chunk
     tbb::enumerable_thread_specific<thread_bins, tbb::cache_aligned_allocator<thread_bins>,
                                     tbb::ets_key_per_instance>
         local_;
@@ -340,6 +411,13 @@ class superkmer_bins {
     // (core/qf/stored/segments.hpp): the same words, with little left to the one writer.
     bool append_to(level_writer_sink const& level, overloaded_windows const& marks,
                    unsigned threads, progress_meter* progress = nullptr);
+
+    // The memory the bins hold in all (between adds): their records' and plain values' pages,
+    // each thread's open buffers and staging lines.
+    uint64_t held_bytes() const;
+    // After the last add(): every thread's buffers flushed, their last pages packed (mark() and
+    // count_every_kmer() do it first).
+    void finish_reading();
 
     // The bytes that went through the scratch file (0: none was needed).
     uint64_t file_bytes() const noexcept { return records_.file_bytes() + plain_.file_bytes(); }

@@ -147,6 +147,13 @@ TEST(reference_reading, pieces_shrink_with_threads_so_chunks_in_flight_stay_smal
     EXPECT_EQ(reference_piece_bytes_for(4), size_t{256} << 10);
     EXPECT_EQ(reference_piece_bytes_for(8), size_t{128} << 10);
     EXPECT_EQ(reference_piece_bytes_for(64), size_t{128} << 10);
+    // 2 chunks a thread up to 4 threads, then one more a thread.
+    EXPECT_EQ(reference_tokens_for(0), 2u);
+    EXPECT_EQ(reference_tokens_for(1), 2u);
+    EXPECT_EQ(reference_tokens_for(2), 4u);
+    EXPECT_EQ(reference_tokens_for(4), 8u);
+    EXPECT_EQ(reference_tokens_for(16), 20u);
+    EXPECT_EQ(reference_tokens_for(32), 36u);
 }
 
 // Pieces smaller than a line, than k: the k-mer positions and the counts are those of the

@@ -304,9 +304,9 @@ TEST(superkmer_bins, a_level_written_in_parallel_is_the_one_writers) {
     }
 }
 
-// A store's values of each bin, appended by `threads` threads (thread t's value i of bin b is
-// b << 24 | t << 16 | i), then flushed.
-void fill_store(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
+// A store's values of each bin, appended by `threads` threads at once (thread t's value i of bin b
+// is b << 24 | t << 16 | i), and what the store held at the end of the appends.
+uint64_t append_values(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
@@ -319,6 +319,12 @@ void fill_store(binned_store& store, uint32_t bins, unsigned threads, uint32_t e
             binned_store::publish();
         });
     for (auto& w : workers) w.join();
+    return store.held_bytes();
+}
+
+// The same, then flushed.
+void fill_store(binned_store& store, uint32_t bins, unsigned threads, uint32_t each) {
+    (void)append_values(store, bins, threads, each);
     store.flush_all();
 }
 
@@ -360,9 +366,10 @@ TEST(binned_store, few_values_per_bin_take_no_page_each) {
 
 // Buffers growing from slab slices to arena chunks (256 bytes to 16 KiB) keep every value, and
 // freeing a bin gives back its arena chunks only: the slab slices of the bins not yet read stay.
+// (An arena without groups has no runs: every bin's values go to each thread's buffers.)
 TEST(binned_store, buffers_growing_from_slabs_to_the_arena_keep_every_value) {
     constexpr uint32_t bins = 8;
-    chunk_arena arena(1024 * chunk_arena::page, bins, 64 * chunk_arena::page);
+    chunk_arena arena(1024 * chunk_arena::page);
     auto no_file = []() -> qmer::io::spill_file& {
         throw std::runtime_error("the arena had room");
     };
@@ -396,6 +403,88 @@ TEST(binned_store, what_it_holds_after_the_appends_does_not_grow_with_the_thread
     EXPECT_GE(one, values);
     EXPECT_LE(one, values + bins * page);
     EXPECT_LE(sixteen, one + bins * page) << "16 threads' last pages of each bin held";
+}
+
+// A bin's run that fills its range (4 pages) is closed for every thread: the values after it go
+// to each thread's own chunks, and every value comes back, each thread's in the order it appended
+// them, though 2 threads wrote each run at once (and 2 more had buffers of their own throughout).
+TEST(binned_store, a_full_run_sends_the_rest_to_each_threads_buffers) {
+    constexpr uint32_t bins = 8;
+    constexpr size_t page = chunk_arena::page;
+    chunk_arena arena(1024 * page, 2 * bins, 4 * page);
+    auto no_file = []() -> qmer::io::spill_file& {
+        throw std::runtime_error("the arena had room");
+    };
+    binned_store store(bins, 16 * page, arena, bins, no_file);  // groups 8-15: none before
+    fill_store(store, bins, 4, 6000);                           // 96 KB a bin, 16 KiB in its run
+    for (uint32_t b = 0; b < bins; ++b) {
+        EXPECT_EQ(arena.run_bytes(b), 0u);
+        EXPECT_GT(arena.run_bytes(bins + b), 4 * page - 128) << "the run filled its range";
+        EXPECT_LE(arena.run_bytes(bins + b), 4 * page);
+    }
+    check_store_reads(store, bins, 4, 6000);
+}
+
+// What 16 threads hold while they append is what one thread holds, but their staging lines and
+// bookkeeping (under 256 bytes a bin and thread) and the last pages of the threads with buffers
+// of their own (two): not a page per bin and thread, which each thread's own half-filled last
+// page of every bin took. The same values in 256 bins from 1 thread and from 16 at once.
+TEST(binned_store, what_threads_hold_while_appending_is_no_page_per_bin_and_thread) {
+    constexpr uint32_t bins = 256;
+    constexpr size_t page = chunk_arena::page;
+    constexpr uint32_t each = 300;  // 1200 bytes a bin and thread
+    auto no_file = []() -> qmer::io::spill_file& {
+        throw std::runtime_error("the arena had room");
+    };
+    auto held = [&](unsigned threads, uint32_t values) {
+        chunk_arena arena(16384 * page, bins, 64 * page);  // room for 16 threads' own buffers
+        binned_store store(bins, 2 * page, arena, 0, no_file);
+        uint64_t const bytes = append_values(store, bins, threads, values);
+        store.flush_all();
+        check_store_reads(store, bins, threads, values);
+        return bytes;
+    };
+    uint64_t const one = held(1, 16 * each);
+    uint64_t const sixteen = held(16, each);
+    uint64_t const values = uint64_t{bins} * 16 * each * sizeof(uint32_t);
+    EXPECT_GE(one, values);
+    EXPECT_LE(one, values + bins * page + bins * 256);
+    EXPECT_LE(sixteen, one + uint64_t{bins} * (2 * page + 15 * 256))
+        << "each thread's pages of every bin";
+}
+
+// Runs: a group's run grows from the start of its range, by any amount, each extension after the
+// last, the budget paying for each page as the run reaches it; a run that has no room (its range,
+// or the budget) is closed for good, and that group's chunks come from the shared range.
+TEST(chunk_arena, runs_grow_in_their_range_and_close_for_good) {
+    constexpr size_t page = chunk_arena::page;
+    chunk_arena arena(6 * page, 2, 2 * page);
+    ASSERT_TRUE(arena.has_runs());
+    uint8_t* const a = arena.extend(0, 100);
+    ASSERT_EQ(a, arena.run_of(0));
+    EXPECT_EQ(arena.extend(0, 4000), a + 100);
+    EXPECT_EQ(arena.extend(0, 4092), a + 4100) << "over a page boundary";
+    EXPECT_EQ(arena.run_bytes(0), 8192u);
+    EXPECT_EQ(arena.extend(0, 1), nullptr) << "the range is full";
+    EXPECT_EQ(arena.extend(0, 0), nullptr) << "closed for good";
+    EXPECT_EQ(arena.run_bytes(0), 8192u);
+    uint8_t* const shared = arena.take(0, page);  // the budget's third page, not in the range
+    ASSERT_NE(shared, nullptr);
+    EXPECT_TRUE(shared >= a + 2 * page || shared + page <= a);
+    // The budget: 6 pages, 3 paid; allowed 4, group 1's run gets one page, not a second.
+    arena.allow(4 * page);
+    EXPECT_NE(arena.extend(1, page), nullptr);
+    EXPECT_EQ(arena.extend(1, 1), nullptr) << "allow() caps the pages a run reaches";
+    arena.allow(6 * page);
+    EXPECT_EQ(arena.extend(1, 1), nullptr) << "closed by the budget: for good";
+    EXPECT_EQ(arena.run_bytes(1), page);
+    EXPECT_NE(arena.take(1, page), nullptr);
+    EXPECT_NE(arena.take(1, page), nullptr);
+    EXPECT_EQ(arena.take(1, page), nullptr) << "the budget, whole";
+
+    chunk_arena shared_only(6 * page);
+    EXPECT_FALSE(shared_only.has_runs());
+    EXPECT_EQ(shared_only.extend(0, 1), nullptr);
 }
 
 // The arena hands out disjoint whole pages: each group's from its own range while it has room,
