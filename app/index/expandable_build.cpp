@@ -151,8 +151,8 @@ void codec::build(index_build& b) {
 }
 
 bool codec::append(index_build& b, io::index_file const& existing) {
-    // The merge reads the references twice if it does not fit (then the inserts read them), so
-    // stdin and pipes are copied first, as for a build.
+    // The merge reads the references twice where a level does not fit its slots (then the
+    // inserts read them), so stdin and pipes are copied first, as for a build.
     b.copy_what_cannot_be_read_twice();
     reference_set const refs = reference_set::of(b.options);
     if (!all_rereadable(refs.paths)) return false;
@@ -160,7 +160,8 @@ bool codec::append(index_build& b, io::index_file const& existing) {
     if (!levels) return false;
     build_counts merged;
     merge_settings const settings{.fill = b.options.fill,
-                                  .memory_limit = b.memory.limit,
+                                  .memory = b.memory,
+                                  .scratch_folder = b.scratch_folder,
                                   .output = b.options.output,
                                   .origin = b.origin()};
     auto const done = append_by_merge(*levels, existing, b.pass(refs), settings, merged);

@@ -1,13 +1,19 @@
 #include "app/index/merge_append.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <bit>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "app/common/interrupt.hpp"
+#include "app/common/progress.hpp"
+#include "app/index/append_bins.hpp"
+#include "app/index/sort_and_append.hpp"
+#include "app/pipeline/kmer_batches.hpp"
+#include "core/error.hpp"
 #include "core/kmer/hash.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/concurrent/expandable.hpp"
@@ -19,29 +25,12 @@ namespace {
 
 struct merge_did_not_fit {};
 
-// The gathering pass's filter: k-mers that some level holds already are left out (an insert
-// checks them too), the rest are kept, each reading thread's in a vector of its own. So no
-// gathered hash has a fingerprint the top level stores (contains() compares exactly that
-// fingerprint), and the merged top level holds its own elements plus the gathered ones,
-// distinct: a size known before the level is written.
-struct new_kmer_hashes {
-    tbb::enumerable_thread_specific<std::vector<uint64_t>>& kept;
-    qf::rank_select_levels const& levels;
-    insert_result insert(uint64_t h) {
-        if (levels.contains(h)) return insert_result::already_present;
-        kept.local().push_back(h);
-        return insert_result::inserted;
-    }
-    void prefetch(uint64_t h) const noexcept { levels.prefetch(h); }
-    size_t memory_bytes() const noexcept { return 0; }  // planned up front
-    size_t size() const noexcept { return 0; }
-};
-
 // A level as the sorted append writes it: its shape, its room, and its section's parameters.
 struct planned_level {
     qf::expandable_filter::level_table table;
     uint64_t room = 0;      // the elements it takes before it would grow or push the next level
-    uint64_t elements = 0;  // what it will hold once written
+    uint64_t elements = 0;  // what it holds once written
+    qf::level_window_map map;
 
     qf::rank_select::shape shape() const noexcept {
         return {table.g.canonical_slots(), table.total_slots, table.g.remainder_bits};
@@ -50,29 +39,88 @@ struct planned_level {
         return {table.g.quotient_bits,     table.g.remainder_bits,     table.total_slots, elements,
                 table.g.canonical_slots(), qf::rank_select::layout_tag};
     }
+    uint64_t fingerprint(uint64_t h) const noexcept { return table.g.fingerprint(map.apply(h)); }
 };
 
 // The rank a gathered hash's level is chosen by: a bijective mix of it (the k-mer hash's
 // finalizer, core/kmer/hash.hpp; a minimizer-local hash's top bits are its window's, shared with
 // its neighbours), so that the k-mers each level takes are spread over its table like the ones
-// before them.
-uint64_t level_rank(uint64_t h) noexcept {
-    return kmer_hasher{}(h);
+// before them. Counted in cells of its top bits: the top level takes the lowest cells.
+constexpr unsigned rank_cell_bits = 16;
+uint32_t rank_cell(uint64_t h) noexcept {
+    return static_cast<uint32_t>(kmer_hasher{}(h) >> (64 - rank_cell_bits));
+}
+
+// What the spilled way holds besides the index, the reading and the buffers, per thread: a bin
+// in flight for each of a pipeline's 2 tokens (a level's hashes, fingerprints and their radix
+// scratch: 24 bytes a hash; the sort before holds 16), and a rank histogram.
+uint64_t per_thread_working_bytes(uint64_t positions, unsigned bin_bits) {
+    uint64_t const largest_bin = (positions >> bin_bits) * 5 / 4 + append_bins::min_buffer_values;
+    return 2 * largest_bin * 24 + (uint64_t{sizeof(uint32_t)} << rank_cell_bits);
+}
+
+// A level's share of one bin's sorted hashes: the fingerprints, in order, of those `takes` keeps.
+template <typename Takes>
+void level_share(planned_level const& l, std::vector<uint64_t> const& hashes, Takes&& takes,
+                 std::vector<uint64_t>& fps, std::vector<uint64_t>& scratch) {
+    fps.clear();
+    for (uint64_t h : hashes)
+        if (takes(h)) fps.push_back(l.fingerprint(h));
+    // A map other than the identity reorders hashes below the bin's top bits.
+    if (l.map.moved != 0) radix_sort_hashes(fps, scratch, l.table.g.fingerprint_bits());
 }
 
 }  // namespace
+
+unsigned append_bin_bits(uint64_t positions, qf::level_windows windows, unsigned wanted) {
+    if (wanted == 0)
+        wanted = std::clamp(static_cast<unsigned>(std::bit_width(positions >> 16)), 6u, 12u);
+    unsigned const kept_in_order = windows.identity() ? 16u : windows.window_bits;
+    return std::min({wanted, kept_in_order, 16u});
+}
+
+append_memory plan_append_memory(uint64_t positions, uint64_t index_bytes, unsigned threads,
+                                 unsigned bin_bits, uint64_t limit) {
+    threads = std::max(1u, threads);
+    append_memory plan;
+    uint64_t const held = index_bytes + build_overhead_bytes(0, threads);
+    // In memory: 8 bytes a hash, twice that while a thread's bin vectors grow, counted twice
+    // (the positions are estimated from the files' sizes, 4x a compressed one's).
+    uint64_t const in_memory = 2 * (16 * positions + index_bytes) + held - index_bytes;
+    uint64_t const bins = uint64_t{1} << bin_bits;
+    uint64_t const segments = positions / append_bins::min_buffer_values * 16;
+    uint64_t const working = threads * per_thread_working_bytes(positions, bin_bits) + segments;
+    plan.least_spilled =
+        held + working + threads * bins * append_bins::min_buffer_values * sizeof(uint64_t);
+    // And, as the build's fingerprints (memory_plan.hpp), no more than the larger of the index's
+    // size and 256 MiB: the scratch file's way is about as fast (97.6 Mbp onto a 0.5 Mbp index:
+    // 2.3-2.4 s either way, 81 MiB peak against 1.07 GiB; bench/append/README.md), so a large
+    // append keeps its peak near the index's size.
+    uint64_t const roomy = std::max<uint64_t>(index_bytes, uint64_t{256} << 20);
+    plan.in_memory = in_memory <= limit && 16 * positions <= roomy;
+    // A quarter of what is left for the buffers, as the spilled build's (memory_plan.cpp).
+    uint64_t const spare = limit > plan.least_spilled ? limit - plan.least_spilled : 0;
+    uint64_t const buffer_bytes =
+        std::min<uint64_t>(max_spill_buffer_bytes_per_thread, spare / 4 / threads);
+    plan.buffer_values =
+        std::max<size_t>(append_bins::min_buffer_values,
+                         static_cast<size_t>(buffer_bytes / sizeof(uint64_t) / bins));
+    return plan;
+}
 
 std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& levels,
                                              io::index_file const& existing,
                                              reference_pass const& pass,
                                              merge_settings const& settings, build_counts& counts) {
-    unsigned const threads = pass.threads;
+    unsigned const threads = std::max(1u, pass.threads);
     progress_meter& progress = pass.progress;
     using stack = qf::expandable_filter;
     io::index_header const& header = existing.header();
     auto const& sections = existing.sections();
     auto const& stack_params = sections[0].params;
     if (stack_params[4] != 0) return std::nullopt;  // cascading fills lower levels: not this way
+    // The levels' element counts are known once they are written: the header is rewritten then.
+    if (!io::index_writer::can_rewrite(settings.output)) return std::nullopt;
     uint64_t const m0 = stack_params.size() == 9 ? stack_params[8] : uint64_t{1} << stack_params[6];
     auto const r0 = static_cast<unsigned>(stack_params[7]);
     double const grow_at = std::bit_cast<double>(stack_params[3]);
@@ -102,61 +150,98 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
                                             now.g.remainder_bits != top.geometry().remainder_bits)
         return std::nullopt;
 
-    // In memory only, beside the mapped index, within half the limit: the gathered hashes (8
-    // bytes a k-mer position, from the files' sizes; 16 at most while the reading threads'
-    // vectors are joined), then the distinct ones with a byte for their level and the levels'
-    // fingerprints (8 more each; their ranks, 8 bytes each, come and go before).
+    // Where the new hashes go: in memory where they fit with room to spare, else a scratch file
+    // (whose least need is refused here, before any k-mer is read, if the limit is below it).
     uint64_t const positions = estimate_kmers_from_sizes(pass.refs.paths);
-    if (17 * positions + existing.file_bytes() > settings.memory_limit / 2) return std::nullopt;
-
-    std::vector<uint64_t> fresh;  // the new k-mers' hashes, sorted, without repeats
+    qf::level_windows const windows = header.hash.level_windows();
+    unsigned const bin_bits = append_bin_bits(positions, windows, settings.bin_bits);
+    append_memory const memory = plan_append_memory(positions, existing.file_bytes(), threads,
+                                                    bin_bits, settings.memory.limit);
+    std::unique_ptr<io::spill_file> file;
+    if (!memory.in_memory) {
+        if (memory.least_spilled > settings.memory.limit)
+            throw capacity_error(
+                "'" + settings.output + "': appending needs at least " +
+                human_bytes(static_cast<double>(memory.least_spilled)) + " (the index " +
+                human_bytes(static_cast<double>(existing.file_bytes())) +
+                ", the rest for reading and sorting the new k-mers through a scratch file), more "
+                "than the memory limit of " +
+                human_bytes(static_cast<double>(settings.memory.limit)) +
+                (settings.memory.given ? "" : " (80% of this machine's memory)") +
+                ": raise --max-memory");
+        require_scratch_room(settings.scratch_folder, 8 * positions,
+                             "at least: 8 bytes a k-mer position, the new k-mers' hashes");
+        file = std::make_unique<io::spill_file>(settings.scratch_folder);
+    }
+    append_bins bins(bin_bits, file.get(), memory.buffer_values);
     {
-        // Each thread's vector reserved for its share of the positions (address space: pages
-        // are taken only as hashes are kept), so none is reallocated while it fills, holding
-        // its old and new arrays at once, in what the memory check above counts.
-        size_t const share =
-            static_cast<size_t>(1.1 * static_cast<double>(positions) / std::max(1u, threads));
-        tbb::enumerable_thread_specific<std::vector<uint64_t>> kept([share] {
-            std::vector<uint64_t> v;
-            v.reserve(share);
-            return v;
-        });
-        new_kmer_hashes gather{kept, levels};
+        // Every k-mer's hash goes to the bins. Those some level holds already are left out once
+        // each bin is sorted and made distinct (an insert checks them too): looked up once per
+        // distinct k-mer rather than per position, in hash order, which walks each level's
+        // table from start to end. So no hash the merge writes has a fingerprint the top level
+        // stores (contains() compares exactly that fingerprint).
         progress.begin_phase("reading k-mers", static_cast<double>(positions), "bp", true);
         with_kmer_hashing(header.k, header.hash_seed, header.hash, [&](auto const& hashing) {
-            (void)insert_references(gather, hashing, pass, counts);
+            read_reference_spans(
+                pass, counts,
+                [&](std::string_view seq) -> uint64_t {
+                    append_bins::thread_bins& mine = bins.local();
+                    uint64_t kmers = 0;
+                    hashing.for_each(seq, [&](uint64_t h) {
+                        bins.add(mine, h);
+                        ++kmers;
+                    });
+                    return kmers;
+                },
+                [] { return false; });
         });
-        progress.begin_phase("sorting k-mers", 1, "", false);
-        size_t total = 0;
-        for (auto const& v : kept) total += v.size();
-        fresh.reserve(total);
-        for (auto& v : kept) {
-            fresh.insert(fresh.end(), v.begin(), v.end());
-            std::vector<uint64_t>().swap(v);
-        }
-        tbb::parallel_sort(fresh.begin(), fresh.end());
-        fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+    }
+    // Each bin sorted and made distinct, without the k-mers the index holds; the ranks' histogram
+    // of the rest.
+    progress.begin_phase("sorting k-mers", 0, "", false);
+    std::vector<uint64_t> cells(size_t{1} << rank_cell_bits, 0);
+    {
+        // A cell holds about 2^-16 of the distinct hashes: 32 bits count it on any host.
+        tbb::enumerable_thread_specific<std::vector<uint32_t>> local_cells(cells.size(), 0);
+        bins.sort_bins([&](uint32_t, std::vector<uint64_t>& hashes) {
+            size_t kept = 0;
+            for (size_t i = 0; i < hashes.size(); ++i) {
+                if (i + prefetch_distance < hashes.size())
+                    levels.prefetch(hashes[i + prefetch_distance]);
+                if (!levels.contains(hashes[i])) hashes[kept++] = hashes[i];
+            }
+            hashes.resize(kept);
+            auto& mine = local_cells.local();
+            for (uint64_t h : hashes) ++mine[rank_cell(h)];
+        });
+        for (auto const& mine : local_cells)
+            for (size_t c = 0; c < cells.size(); ++c) cells[c] += mine[c];
     }
 
     // The levels to write: the top at the smallest size it passes through that holds its
     // elements and the new ones, or at its final size, full, and then one more level for the
-    // rest.
+    // rest. The top takes the new hashes whose rank cell is below `top_cells`.
     std::vector<planned_level> plan;
-    std::vector<uint64_t> takes;  // of the new k-mers, by level of `plan`
+    uint32_t top_cells = static_cast<uint32_t>(cells.size());
+    uint64_t top_takes = bins.distinct();
     {
-        uint64_t const left = fresh.size();
+        uint64_t const left = bins.distinct();
         unsigned early = top_early;
         while (early > 0 && top.size() + left > room_of(top_at(early).g)) --early;
         planned_level l;
         l.table = top_at(early);
         l.room = room_of(l.table.g);
         plan.push_back(l);
-        takes.push_back(std::min(left, l.room - std::min(l.room, top.size())));
-        if (takes[0] < left) {
+        uint64_t const room_left = l.room - std::min(l.room, top.size());
+        if (room_left < left) {
+            top_cells = 0;
+            top_takes = 0;
+            while (top_cells < cells.size() && top_takes + cells[top_cells] <= room_left)
+                top_takes += cells[top_cells++];
             // The rest: in the smallest size an ordinary pushed level passes through whose room
             // holds it (it grows from there as the inserts' would), else in a level sized for
             // it at --fill (never fuller than the stack's delta_grow: Theorem 2's bound).
-            uint64_t const rest = left - takes[0];
+            uint64_t const rest = left - top_takes;
             std::optional<qf::expandable_filter::level_table> shape;
             for (unsigned e = stack::level_growths + 1; !shape && e-- > 0;)
                 if (auto const t = stack::plan_level(m0, r0, top_index + 1, e);
@@ -170,109 +255,117 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
             next.table = *shape;
             next.room = room_of(shape->g);
             plan.push_back(next);
-            takes.push_back(rest);
         }
     }
-    // Each new hash's level (an index into plan): the lowest ranks go to the top.
-    std::vector<uint8_t> level_of(fresh.size(), 0);
-    if (plan.size() > 1) {
-        uint64_t last_rank = 0;  // the highest rank the top takes
-        if (takes[0] != 0) {
-            std::vector<uint64_t> ranks(fresh.size());
-            for (size_t i = 0; i < fresh.size(); ++i) ranks[i] = level_rank(fresh[i]);
-            auto const nth = ranks.begin() + static_cast<ptrdiff_t>(takes[0] - 1);
-            std::nth_element(ranks.begin(), nth, ranks.end());
-            last_rank = *nth;
-        }
-        for (size_t i = 0; i < fresh.size(); ++i)
-            level_of[i] = takes[0] == 0 || level_rank(fresh[i]) > last_rank;
-    }
-    // Each level's new fingerprints, sorted and distinct (two hashes may share a fingerprint); a
-    // level's elements, its own plus these, are then known before the file's header is written.
     // Each level reads the hashes through the window map of its final size
-    // (core/qf/stored/level_windows.hpp), as the filter and the queries do; a map other than the
-    // identity reorders them, so each level's fingerprints are sorted after.
-    std::vector<qf::level_window_map> maps;
-    for (size_t j = 0; j < plan.size(); ++j) {
-        auto const level = static_cast<unsigned>(top_index + j);
-        maps.push_back(header.hash.level_windows().of(
-            stack::final_slots(m0, level, plan[j].table.g.canonical_slots())));
-    }
-    std::vector<std::vector<uint64_t>> adds(plan.size());
-    for (size_t j = 0; j < plan.size(); ++j) adds[j].reserve(takes[j]);
-    for (size_t i = 0; i < fresh.size(); ++i) {
-        size_t const j = level_of[i];
-        adds[j].push_back(plan[j].table.g.fingerprint(maps[j].apply(fresh[i])));
-    }
-    fresh = {};
-    level_of = {};
-    for (size_t j = 0; j < plan.size(); ++j) {
-        if (maps[j].moved != 0) tbb::parallel_sort(adds[j].begin(), adds[j].end());
-        adds[j].erase(std::unique(adds[j].begin(), adds[j].end()), adds[j].end());
-        plan[j].elements = (j == 0 ? top.size() : 0) + adds[j].size();
+    // (core/qf/stored/level_windows.hpp), as the filter and the queries do.
+    for (size_t j = 0; j < plan.size(); ++j)
+        plan[j].map = windows.of(stack::final_slots(m0, static_cast<unsigned>(top_index + j),
+                                                    plan[j].table.g.canonical_slots()));
+    auto to_top = [top_cells](uint64_t h) { return rank_cell(h) < top_cells; };
+
+    // The top's share, bin after bin, kept in order for its merge with the stored fingerprints
+    // (which are read in one sweep), in memory or in the scratch file as the bins are.
+    sorted_stash top_share(file.get());
+    struct token {
+        std::vector<uint64_t> hashes, fps, scratch;
+    };
+    if (top_takes != 0) {
+        progress.begin_phase("sorting the top level's k-mers", 1, "", false);
+        (void)append_tokens_in_order<token>(
+            0, bins.bins(), threads,
+            [&](uint32_t bin, token& t) {
+                bins.read(bin, t.hashes);
+                level_share(plan[0], t.hashes, to_top, t.fps, t.scratch);
+            },
+            [&](uint32_t, token& t) {
+                top_share.put(t.fps);
+                return true;
+            },
+            &progress);
     }
 
     // The new index: the header and the sections as they were, but for the top level and the
-    // level after it; each of those written while the file is, its fingerprints merged in
-    // order, never held whole in memory. Ctrl-C is seen between chunks: the writer, destroyed
-    // without commit(), removes its temporary file and the index stays as it was.
+    // level after it; each of those written while the file is, never held whole in memory, and
+    // the counts it learns as it writes them rewritten at the end. Ctrl-C is seen between
+    // chunks: the writer, destroyed without commit(), removes its temporary file and the index
+    // stays as it was.
     io::index_header out = header;
     std::vector<std::vector<uint64_t>> params;
-    for (size_t j = 0; j <= top_index; ++j) params.push_back(sections[j].params);
-    params[0][5] = top_index + plan.size();
-    for (auto const& l : plan) params.push_back(l.params());
-    out.filter_params.clear();
-    for (auto const& p : params)
-        out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
-    uint64_t elements = 0;
-    for (size_t j = 0; j < top_index; ++j) elements += levels.level(j).size();
-    for (auto const& l : plan) elements += l.elements;
-    out.elements = elements;
+    auto set_params = [&] {
+        params.resize(top_index + 1);
+        for (size_t j = 0; j <= top_index; ++j) params[j] = sections[j].params;
+        params[0][5] = top_index + plan.size();
+        for (auto const& l : plan) params.push_back(l.params());
+        out.filter_params.clear();
+        for (auto const& p : params)
+            out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
+        uint64_t elements = 0;
+        for (size_t j = 0; j < top_index; ++j) elements += levels.level(j).size();
+        for (auto const& l : plan) elements += l.elements;
+        out.elements = elements;
+    };
+    set_params();
     out.kmers_scanned = header.kmers_scanned + counts.kmers.load();
     out.qmer_version = QMER_VERSION;
     out.command = settings.origin.command_line;
     out.inputs.insert(out.inputs.end(), settings.origin.references.begin(),
                       settings.origin.references.end());
-    progress.begin_phase(plan.size() > 1 ? "writing the top level and a new level"
-                                         : "merging into the top level and writing the index",
-                         0, "", false);
-    // Level plan[j], from `stored` (the top's own fingerprints, or none) merged with its share.
-    auto write_level = [&](size_t j, qf::rank_select_table const* stored) {
-        return [&, j, stored](io::index_writer::word_sink const& emit) {
-            planned_level const& l = plan[j];
-            // The room, or what the top holds already where inserts that raced with a push
-            // took it a little past its room (delta_grow + 1/32 at most, Theorem 2's bound).
-            qf::rank_select_writer writer(l.shape(), std::max(l.room, l.elements));
-            std::vector<uint64_t> chunk;
-            chunk.reserve(size_t{1} << 16);
-            auto flush = [&] {
-                throw_if_interrupted();
-                if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
-                chunk.clear();
-            };
-            auto put = [&](uint64_t fp) {
-                chunk.push_back(fp);
-                if (chunk.size() == chunk.capacity()) flush();
-            };
-            std::vector<uint64_t> const& mine = adds[j];
-            size_t next = 0;
-            if (stored)
-                stored->for_each_fingerprint([&](uint64_t fp) {
-                    for (; next < mine.size() && mine[next] < fp; ++next) put(mine[next]);
-                    put(fp);
-                });
-            for (; next < mine.size(); ++next) put(mine[next]);
-            flush();
-            if (writer.finish(emit) != l.elements) throw merge_did_not_fit{};
+    // The room, or what the top holds already where inserts that raced with a push took it a
+    // little past its room (delta_grow + 1/32 at most, Theorem 2's bound).
+    auto most_of = [&](size_t j) {
+        return std::max(plan[j].room, (j == 0 ? top.size() + top_takes : bins.distinct()));
+    };
+    auto write_top = [&](io::index_writer::word_sink const& emit) {
+        qf::rank_select_writer writer(plan[0].shape(), most_of(0));
+        std::vector<uint64_t> chunk;
+        chunk.reserve(size_t{1} << 16);
+        auto flush = [&] {
+            throw_if_interrupted();
+            if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
+            chunk.clear();
         };
+        auto put = [&](uint64_t fp) {
+            chunk.push_back(fp);
+            if (chunk.size() == chunk.capacity()) flush();
+        };
+        sorted_stash::reader mine(top_share);
+        uint64_t next = 0;
+        bool more = mine.next(next);
+        top.for_each_fingerprint([&](uint64_t fp) {
+            for (; more && next < fp; more = mine.next(next)) put(next);
+            put(fp);
+        });
+        for (; more; more = mine.next(next)) put(next);
+        flush();
+        plan[0].elements = writer.finish(emit);
+    };
+    auto write_new = [&](io::index_writer::word_sink const& emit) {
+        qf::rank_select_writer writer(plan[1].shape(), most_of(1));
+        bool const complete = append_tokens_in_order<token>(
+            0, bins.bins(), threads,
+            [&](uint32_t bin, token& t) {
+                bins.read(bin, t.hashes);
+                level_share(
+                    plan[1], t.hashes, [&](uint64_t h) { return !to_top(h); }, t.fps, t.scratch);
+            },
+            [&](uint32_t, token& t) { return writer.append(t.fps, emit) == t.fps.size(); },
+            &progress);
+        if (!complete) throw merge_did_not_fit{};
+        plan[1].elements = writer.finish(emit);
     };
     try {
         // Destroyed without commit() on a throw: the temporary file goes, the index stays.
-        io::index_writer writer(settings.output, out);
+        io::index_writer writer(settings.output, out, io::header_counts::rewritten_later);
         for (size_t j = 0; j < top_index + 1; ++j) writer.add_section(params[j], sections[j].words);
-        for (size_t j = 0; j < plan.size(); ++j)
-            writer.add_section(params[top_index + 1 + j], plan[j].shape().words(),
-                               write_level(j, j == 0 ? &top : nullptr));
+        progress.begin_phase(plan.size() > 1 ? "writing the top level and a new level"
+                                             : "merging into the top level and writing the index",
+                             1, "", false);
+        writer.add_section(params[top_index + 1], plan[0].shape().words(), write_top);
+        if (plan.size() > 1)
+            writer.add_section(params[top_index + 2], plan[1].shape().words(), write_new);
+        set_params();
+        writer.rewrite(out, params);
         throw_if_interrupted();
         writer.commit();
     } catch (merge_did_not_fit const&) {
@@ -281,6 +374,8 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
         return std::nullopt;  // a run the layout cannot hold, or a damaged table: the other way
     }
     note_levels(settings.output, top_index + plan.size());
-    return sorted_append{elements, static_cast<unsigned>(plan.size() - 1)};
+    counts.scratch_bytes = file ? file->size() : 0;
+    return sorted_append{out.elements, static_cast<unsigned>(plan.size() - 1)};
 }
+
 }  // namespace qmer::app

@@ -100,7 +100,7 @@ run "append onto --plain-hash" "./qmer index -q --plain-hash -t 2 -o a.qmer data
 run "append onto --fpr 1e-9" "./qmer index -q --fpr 1e-9 -t 2 -o a.qmer data/lambda_virus.fa.gz && ./qmer index --append -t 1 -o a.qmer data/more2M.fa"
 run "append onto bounded-growing" "./qmer index -q --filter bounded-growing -t 2 -o a.qmer data/random4M.fa && ./qmer index --filter bounded-growing --append -t 1 -o a.qmer data/more2M.fa"
 run "append onto bounded-growing, stdin" "./qmer index -q --filter bounded-growing -t 1 -o a.qmer data/lambda_virus.fa.gz && cat data/more2M.fa | ./qmer index --filter bounded-growing --append -t 1 -o a.qmer -"
-run "append, --max-memory 60M (inserts)" "./qmer index -q -t 2 -o a.qmer data/random4M.fa && ./qmer index --append --max-memory 60M -t 1 -o a.qmer data/more2M.fa"
+run "append, --max-memory 100M (through a scratch file)" "./qmer index -q -t 2 -o a.qmer data/random4M.fa && ./qmer index --append --max-memory 100M --temp-dir . -t 1 -o a.qmer data/more2M.fa"
 
 echo "$n cases; $([[ $failed == 0 ]] && echo 'every index identical' || echo 'SOME DIFFER OR FAILED')"
 exit $failed

@@ -125,7 +125,8 @@ TEST(merge_append, the_index_holds_both_references_and_records_them) {
         build_counts counts;
         done = append_by_merge(*levels, existing, {refs, 2, progress},
                                {.fill = 0.95,
-                                .memory_limit = uint64_t{4} << 30,
+                                .memory = {.limit = uint64_t{4} << 30},
+                                .scratch_folder = dir.path().string(),
                                 .output = path,
                                 .origin = {"qmer index --append", {b.path}}},
                                counts);

@@ -1,8 +1,9 @@
 // The merge append (app/index/merge_append.hpp): new references merged into an index in the
 // rank-select layout give an index that holds every k-mer of the old and the new references,
-// records both, counts their k-mer positions, and is the same file whatever the threads; where
-// the merge is not taken (a cascading index, too little memory) or the references fail, the index
-// is left as it was, byte for byte.
+// records both, counts their k-mer positions, and is the same file whatever the threads, the bins,
+// and whether the new k-mers' hashes were held in memory or spilled to a scratch file; where the
+// merge is not taken (a cascading index) or fails (too little memory even for the scratch file,
+// no scratch folder, failing references), the index is left as it was, byte for byte.
 
 #include "app/index/merge_append.hpp"
 
@@ -92,10 +93,14 @@ void build_index(std::string const& path, reference const& ref, uint64_t expecte
     writer.commit();
 }
 
-// append_by_merge of `refs` onto the index `path`, on `threads` threads.
+// append_by_merge of `refs` onto the index `path`, on `threads` threads, its scratch file (if
+// any) in `scratch` (default: the index's folder), its bins of `bin_bits` hash bits (0: its own
+// choice).
 std::optional<sorted_append> append(std::string const& path, std::vector<std::string> const& refs,
                                     build_counts& counts, unsigned threads = 2,
-                                    uint64_t memory_limit = uint64_t{4} << 30) {
+                                    uint64_t memory_limit = uint64_t{4} << 30,
+                                    unsigned bin_bits = 0, std::string scratch = "") {
+    if (scratch.empty()) scratch = std::filesystem::path(path).parent_path().string();
     qmer::io::index_file const existing(path);
     auto const levels = codec::open_in_place(existing);
     EXPECT_TRUE(levels.has_value());
@@ -106,9 +111,11 @@ std::optional<sorted_append> append(std::string const& path, std::vector<std::st
     tbb::global_control const limit(tbb::global_control::max_allowed_parallelism, threads);
     return append_by_merge(*levels, existing, {set, threads, progress},
                            {.fill = 0.95,
-                            .memory_limit = memory_limit,
+                            .memory = {.limit = memory_limit},
+                            .scratch_folder = scratch,
                             .output = path,
-                            .origin = {"qmer index --append", refs}},
+                            .origin = {"qmer index --append", refs},
+                            .bin_bits = bin_bits},
                            counts);
 }
 
@@ -208,22 +215,168 @@ std::set<std::string> files_in(qmer::test::temp_folder const& dir) {
     return names;
 }
 
-TEST(merge_append, too_little_memory_declines_before_reading_and_writes_nothing) {
+// The least memory limit the scratch file's way keeps to, for appending `refs` onto `path` on
+// `threads` threads in bins of `bin_bits` bits; below the in-memory way's need (checked), so that
+// a limit between the two takes the scratch file.
+uint64_t spilled_limit(std::string const& path, std::vector<std::string> const& refs,
+                       unsigned threads, unsigned bin_bits) {
+    qmer::io::index_file const index(path);
+    uint64_t const positions = estimate_kmers_from_sizes(refs);
+    unsigned const bits = append_bin_bits(positions, index.header().hash.level_windows(), bin_bits);
+    EXPECT_EQ(bits, bin_bits) << "the index's windows allow fewer bin bits";
+    append_memory const at_least =
+        plan_append_memory(positions, index.file_bytes(), threads, bits, ~uint64_t{0});
+    append_memory const plan =
+        plan_append_memory(positions, index.file_bytes(), threads, bits, at_least.least_spilled);
+    EXPECT_FALSE(plan.in_memory) << "the hashes fit in memory at the scratch file's least";
+    return at_least.least_spilled;
+}
+
+TEST(merge_append, too_little_memory_even_for_the_scratch_file_is_refused_before_reading) {
     qmer::test::temp_folder const dir;
     reference const a = write_reference(dir, "a.fa", random_bases(20000, 7));
-    reference const b = write_reference(dir, "b.fa", random_bases(20000, 8));
+    reference const b = write_reference(dir, "b.fa", random_bases(150000, 8));
     std::string const path = (dir / "x.qmer").string();
     build_index(path, a, a.positions());
     std::string const original = file_bytes(path);
-    // The gathered hashes (17 bytes a byte of the references) and the index take half the limit.
-    uint64_t const need = 2 * (17 * std::filesystem::file_size(b.path) + original.size());
+    uint64_t const least = spilled_limit(path, {b.path}, 2, 6);
     build_counts counts;
-    EXPECT_FALSE(append(path, {b.path}, counts, 2, need - 2).has_value());
+    try {
+        (void)append(path, {b.path}, counts, 2, least - 1, 6);
+        ADD_FAILURE() << "no error";
+    } catch (qmer::capacity_error const& e) {
+        std::string const what = e.what();
+        EXPECT_NE(what.find("--max-memory"), std::string::npos) << what;
+        EXPECT_NE(what.find(path), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
     EXPECT_EQ(counts.kmers.load(), 0u);
     EXPECT_TRUE(file_bytes(path) == original);
     EXPECT_EQ(files_in(dir), (std::set<std::string>{"a.fa", "b.fa", "x.qmer"}));
-    // At the limit it is taken.
-    EXPECT_TRUE(append(path, {b.path}, counts, 2, need).has_value());
+    // At the limit it is taken, through the scratch file, which leaves nothing behind.
+    auto const done = append(path, {b.path}, counts, 2, least, 6);
+    ASSERT_TRUE(done.has_value());
+    EXPECT_GE(counts.scratch_bytes, 8 * counts.kmers.load());
+    EXPECT_EQ(files_in(dir), (std::set<std::string>{"a.fa", "b.fa", "x.qmer"}));
+    EXPECT_EQ(held(path, a.sequence), a.positions());
+    EXPECT_EQ(held(path, b.sequence), b.positions());
+}
+
+TEST(merge_append, a_scratch_folder_that_cannot_take_the_file_is_an_output_error) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(20000, 14));
+    reference const b = write_reference(dir, "b.fa", random_bases(150000, 15));
+    std::string const path = (dir / "x.qmer").string();
+    build_index(path, a, a.positions());
+    std::string const original = file_bytes(path);
+    std::string const missing = (dir / "no-such-folder").string();
+    build_counts counts;
+    try {
+        (void)append(path, {b.path}, counts, 2, spilled_limit(path, {b.path}, 2, 6), 6, missing);
+        ADD_FAILURE() << "no error";
+    } catch (qmer::output_error const& e) {
+        std::string const what = e.what();
+        EXPECT_NE(what.find(missing), std::string::npos) << what;
+        EXPECT_NE(what.find("--temp-dir"), std::string::npos) << what;
+    }
+    EXPECT_EQ(counts.kmers.load(), 0u);
+    EXPECT_TRUE(file_bytes(path) == original);
+}
+
+// The same append through memory and through the scratch file, on 1, 2 and 8 threads, in bins of
+// 3, 6 and the append's own number of bits: one file, byte for byte. The new k-mers outnumber the
+// top level's room, so a second level is written, and its window map (the index is
+// minimizer-local) is not the identity: each bin's share of it is sorted within the bin.
+TEST(merge_append, spilled_and_in_memory_appends_write_the_same_file) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(40000, 16));
+    reference const b = write_reference(dir, "b.fa", random_bases(300000, 17));
+    std::string const seed = (dir / "seed.qmer").string();
+    build_index(seed, a, a.positions());
+    {
+        qmer::io::index_file const index(seed);
+        auto const windows = index.header().hash.level_windows();
+        ASSERT_FALSE(windows.identity());
+        ASSERT_GE(windows.window_bits, 6u);
+    }
+    struct run {
+        std::string name;
+        unsigned threads;
+        bool spilled;
+        unsigned bin_bits;
+    };
+    std::vector<run> const runs{{"memory", 2, false, 0},
+                                {"memory3", 2, false, 3},
+                                {"spill1", 1, true, 6},
+                                {"spill8", 8, true, 6},
+                                {"spill3", 2, true, 3}};
+    std::string first;
+    for (run const& r : runs) {
+        SCOPED_TRACE(r.name);
+        std::string const path = (dir / (r.name + ".qmer")).string();
+        std::filesystem::copy_file(seed, path);
+        uint64_t const limit =
+            r.spilled ? spilled_limit(path, {b.path}, r.threads, r.bin_bits) : uint64_t{4} << 30;
+        build_counts counts;
+        auto const done = append(path, {b.path}, counts, r.threads, limit, r.bin_bits);
+        ASSERT_TRUE(done.has_value());
+        EXPECT_EQ(done->added_levels, 1u);
+        EXPECT_EQ(counts.scratch_bytes != 0, r.spilled);
+        if (first.empty()) {
+            first = file_bytes(path);
+            EXPECT_EQ(held(path, a.sequence), a.positions());
+            EXPECT_EQ(held(path, b.sequence), b.positions());
+        } else {
+            EXPECT_TRUE(file_bytes(path) == first) << "not the in-memory append's file";
+        }
+    }
+}
+
+// New k-mers that fit the top level: merged into it alike through memory and the scratch file.
+TEST(merge_append, spilled_merge_into_the_top_level_is_the_in_memory_one) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(50000, 18));
+    reference const b = write_reference(dir, "b.fa", random_bases(150000, 19));
+    std::string const memory = (dir / "memory.qmer").string(),
+                      spilled = (dir / "spilled.qmer").string();
+    build_index(memory, a, 5 * a.positions());  // room for the new k-mers
+    std::filesystem::copy_file(memory, spilled);
+    build_counts in_memory, through_file;
+    auto const m = append(memory, {b.path}, in_memory, 2, uint64_t{4} << 30, 6);
+    auto const s =
+        append(spilled, {b.path}, through_file, 2, spilled_limit(spilled, {b.path}, 2, 6), 6);
+    ASSERT_TRUE(m.has_value());
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->added_levels, 0u);
+    EXPECT_EQ(in_memory.scratch_bytes, 0u);
+    EXPECT_NE(through_file.scratch_bytes, 0u);
+    EXPECT_TRUE(file_bytes(memory) == file_bytes(spilled));
+    EXPECT_EQ(held(spilled, a.sequence), a.positions());
+    EXPECT_EQ(held(spilled, b.sequence), b.positions());
+}
+
+// The spilled append of b onto a's index answers every k-mer a fresh build of a and b holds, and
+// holds about as many k-mers (fingerprints that two k-mers share differ between the two).
+TEST(merge_append, spilled_append_holds_what_a_fresh_build_of_both_does) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(30000, 20));
+    reference const b = write_reference(dir, "b.fa", random_bases(150000, 21));
+    reference const both = write_reference(dir, "both.fa", a.sequence + "NNN" + b.sequence);
+    std::string const grown = (dir / "grown.qmer").string(), fresh = (dir / "fresh.qmer").string();
+    build_index(grown, a, a.positions());
+    build_index(fresh, both, both.positions());
+    build_counts counts;
+    auto const done = append(grown, {b.path}, counts, 2, spilled_limit(grown, {b.path}, 2, 6), 6);
+    ASSERT_TRUE(done.has_value());
+    EXPECT_NE(counts.scratch_bytes, 0u);
+    for (std::string const* index : {&grown, &fresh}) {
+        SCOPED_TRACE(*index);
+        EXPECT_EQ(held(*index, a.sequence), a.positions());
+        EXPECT_EQ(held(*index, b.sequence), b.positions());
+    }
+    double const g = static_cast<double>(elements_of(grown)),
+                 f = static_cast<double>(elements_of(fresh));
+    EXPECT_NEAR(g, f, 0.005 * f);
 }
 
 TEST(merge_append, a_cascading_index_is_left_to_the_inserts) {
