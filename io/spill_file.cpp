@@ -118,4 +118,10 @@ void spill_file::read(uint64_t offset, void* data, size_t bytes) const {
     }
 }
 
+bool spill_file::release(uint64_t offset, size_t bytes) noexcept {
+    if (bytes == 0) return true;
+    return ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                       static_cast<off_t>(bytes)) == 0;
+}
+
 }  // namespace qmer::io

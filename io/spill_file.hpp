@@ -35,6 +35,11 @@ class spill_file {
     uint64_t append(void const* data, size_t bytes);
     // Reads `bytes` at `offset` (written by an append that has returned). Throws output_error.
     void read(uint64_t offset, void* data, size_t bytes) const;
+    // Gives the disk blocks wholly inside [offset, offset + bytes) back to the file system
+    // (bytes never read again), so that a caller writing its data back sorted needs the room of
+    // about one copy, not two. False where the file system cannot punch holes (nothing is freed
+    // then; the data stays readable either way).
+    bool release(uint64_t offset, size_t bytes) noexcept;
 
     // Appends everything readable from `path` ("-": standard input) until its end, so that an
     // input that can be read only once (stdin, a pipe) can be read again, through proc_path().
