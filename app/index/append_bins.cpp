@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <stdexcept>
 
 #include "app/common/interrupt.hpp"
 
@@ -141,24 +142,29 @@ void sorted_stash::put(std::span<uint64_t const> values) {
         memory_.insert(memory_.end(), values.begin(), values.end());
         return;
     }
-    parts_.push_back({file_->append(values.data(), values.size_bytes()), values.size()});
+    parts_.push_back(
+        {file_->append(values.data(), values.size_bytes()), values.size(), size_ - values.size()});
 }
 
-bool sorted_stash::reader::refill() {
-    at_ = 0;
-    chunk_.clear();
-    constexpr uint64_t chunk_values = uint64_t{1} << 16;
-    while (part_ < stash_.parts_.size() && in_part_ == stash_.parts_[part_].values) {
-        ++part_;
-        in_part_ = 0;
+void sorted_stash::read(uint64_t from, uint64_t count, std::vector<uint64_t>& out) const {
+    out.resize(count);
+    if (count == 0) return;
+    if (from > size_ || count > size_ - from)
+        throw std::logic_error("sorted_stash: a read past the end");
+    if (file_ == nullptr) {
+        std::copy_n(memory_.begin() + static_cast<std::ptrdiff_t>(from), count, out.begin());
+        return;
     }
-    if (part_ == stash_.parts_.size()) return false;
-    auto const& p = stash_.parts_[part_];
-    uint64_t const n = std::min(chunk_values, p.values - in_part_);
-    chunk_.resize(n);
-    stash_.file_->read(p.offset + in_part_ * sizeof(uint64_t), chunk_.data(), n * sizeof(uint64_t));
-    in_part_ += n;
-    return true;
+    // The part holding `from`: the last that starts at or before it.
+    auto p = std::upper_bound(parts_.begin(), parts_.end(), from,
+                              [](uint64_t at, part const& x) { return at < x.first; });
+    uint64_t done = 0;
+    for (--p; done < count; ++p) {
+        uint64_t const skip = from + done - p->first;
+        uint64_t const n = std::min(count - done, p->values - skip);
+        file_->read(p->offset + skip * sizeof(uint64_t), out.data() + done, n * sizeof(uint64_t));
+        done += n;
+    }
 }
 
 }  // namespace qmer::app

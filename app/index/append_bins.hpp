@@ -84,43 +84,22 @@ class append_bins {
 void radix_sort_hashes(std::vector<uint64_t>& a, std::vector<uint64_t>& scratch,
                        unsigned bits = 64);
 
-// Sorted values kept for a later pass that reads them back in order: in memory, or appended to a
-// scratch file (one writer at a time).
+// Sorted values kept for a later pass that reads them back, a slice at a time: in memory, or
+// appended to a scratch file (one writer at a time).
 class sorted_stash {
   public:
     explicit sorted_stash(io::spill_file* file) : file_(file) {}
     void put(std::span<uint64_t const> values);
     uint64_t size() const noexcept { return size_; }
-
-    // Reads the values back in order, a chunk at a time.
-    class reader {
-      public:
-        explicit reader(sorted_stash const& stash) : stash_(stash) {}
-        // The next value, or false at the end.
-        bool next(uint64_t& v) {
-            if (stash_.file_ == nullptr) {
-                if (at_ == stash_.memory_.size()) return false;
-                v = stash_.memory_[at_++];
-                return true;
-            }
-            if (at_ == chunk_.size() && !refill()) return false;
-            v = chunk_[at_++];
-            return true;
-        }
-
-      private:
-        bool refill();
-        sorted_stash const& stash_;
-        std::vector<uint64_t> chunk_;  // from the file
-        size_t at_ = 0;                // in chunk_, or in the stash's memory
-        size_t part_ = 0;              // the file part being read
-        uint64_t in_part_ = 0;         // values of it read
-    };
+    // Values [from, from + count) into `out` (replacing what it held), after the last put().
+    // Safe from several threads.
+    void read(uint64_t from, uint64_t count, std::vector<uint64_t>& out) const;
 
   private:
     struct part {
         uint64_t offset;
         uint64_t values;
+        uint64_t first;  // the stash's values before it
     };
     io::spill_file* file_;
     std::vector<uint64_t> memory_;

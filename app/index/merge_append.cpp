@@ -3,8 +3,10 @@
 #include <tbb/enumerable_thread_specific.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "core/kmer/hash.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/concurrent/expandable.hpp"
+#include "core/qf/stored/segments.hpp"
 #include "core/qf/stored/table.hpp"
 #include "core/qf/stored/writer.hpp"
 
@@ -69,6 +72,51 @@ void level_share(planned_level const& l, std::vector<uint64_t> const& hashes, Ta
     // A map other than the identity reorders hashes below the bin's top bits.
     if (l.map.moved != 0) radix_sort_hashes(fps, scratch, l.table.g.fingerprint_bits());
 }
+
+// A level written from units of sorted fingerprints (units in increasing order, no fingerprint
+// in two), each unit's middle written by the thread that made it
+// (core/qf/stored/segments.hpp): `make(unit, fps, scratch, more)` (the last two: buffers kept
+// from unit to unit) in parallel, the level's one writer taking
+// what is left in order, so that no thread writes the whole level while the others wait. The
+// words are the one writer's byte for byte. False when the level did not take every fingerprint.
+template <typename Make>
+bool write_level_in_units(qf::rank_select_writer& writer, uint32_t units, unsigned threads,
+                          Make&& make, io::index_writer::word_sink const& emit,
+                          progress_meter* progress) {
+    qf::rank_select::shape const shape = writer.shape();
+    struct token {
+        std::vector<uint64_t> fps, scratch, more;
+        qf::unit_segment segment;
+    };
+    struct writing {
+        std::optional<qf::rank_select_writer> writer;
+        std::vector<uint64_t> piece;
+    };
+    tbb::enumerable_thread_specific<writing> local;
+    auto const made = [&](uint32_t unit, token& t) {
+        make(unit, t.fps, t.scratch, t.more);
+        // Distinct hashes can share a fingerprint: it goes in once (the segments need the
+        // fingerprints strictly increasing; the one writer skipped repeats itself).
+        t.fps.erase(std::unique(t.fps.begin(), t.fps.end()), t.fps.end());
+        auto const fp = [&](size_t i) { return t.fps[i]; };
+        qf::find_unit_segment(shape, t.fps.size(), fp, t.segment);
+        if (!t.segment.found) return;
+        writing& mine = local.local();
+        if (!mine.writer) mine.writer.emplace(shape);
+        qf::write_unit_segment(t.segment, fp, *mine.writer, mine.piece);
+    };
+    std::vector<uint64_t> piece;
+    auto const append = [&](uint32_t, token& t) {
+        throw_if_interrupted();
+        auto const fp = [&](size_t i) { return t.fps[i]; };
+        return qf::append_unit(writer, t.segment, t.fps.size(), 0, fp, emit, piece) == t.fps.size();
+    };
+    return append_tokens_in_order<token>(0, units, threads, made, append, progress);
+}
+
+// The top level's stored fingerprints are read in parts of this many, about (blocks of its table
+// at a time, each part by one thread), merged with the new ones of the same range.
+constexpr uint64_t top_part_elements = uint64_t{1} << 17;
 
 }  // namespace
 
@@ -264,14 +312,28 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
                                                     plan[j].table.g.canonical_slots()));
     auto to_top = [top_cells](uint64_t h) { return rank_cell(h) < top_cells; };
 
-    // The top's share, bin after bin, kept in order for its merge with the stored fingerprints
-    // (which are read in one sweep), in memory or in the scratch file as the bins are.
+    // The top level is merged in parts, each a range of its table's blocks that one thread
+    // decodes (rank_select_table::for_each_fingerprint_in) and merges with the new fingerprints
+    // of the same range. A part's first fingerprint is its first block's first quotient's.
+    size_t const top_blocks = top.shape().blocks();
+    uint64_t const part_elements =
+        settings.top_part_elements != 0 ? settings.top_part_elements : top_part_elements;
+    auto const parts = static_cast<uint32_t>(std::clamp<uint64_t>(
+        (top.size() + top_takes) / part_elements + 1, 1, std::min<uint64_t>(top_blocks, 1 << 20)));
+    auto part_block = [&](uint32_t part) { return top_blocks * part / parts; };
+    auto part_first_fp = [&](uint32_t part) {
+        return (part_block(part) * top.shape().block_slots()) << top.geometry().remainder_bits;
+    };
+    // The top's share, bin after bin, kept in order (in memory or in the scratch file as the bins
+    // are), with where each part's fingerprints start in it.
     sorted_stash top_share(file.get());
+    std::vector<uint64_t> part_starts(parts + 1, 0);
     struct token {
         std::vector<uint64_t> hashes, fps, scratch;
     };
     if (top_takes != 0) {
         progress.begin_phase("sorting the top level's k-mers", 1, "", false);
+        uint32_t part = 1;
         (void)append_tokens_in_order<token>(
             0, bins.bins(), threads,
             [&](uint32_t bin, token& t) {
@@ -279,10 +341,14 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
                 level_share(plan[0], t.hashes, to_top, t.fps, t.scratch);
             },
             [&](uint32_t, token& t) {
+                for (size_t i = 0; i < t.fps.size(); ++i)
+                    for (; part < parts && t.fps[i] >= part_first_fp(part); ++part)
+                        part_starts[part] = top_share.size() + i;
                 top_share.put(t.fps);
                 return true;
             },
             &progress);
+        for (; part <= parts; ++part) part_starts[part] = top_share.size();
     }
 
     // The new index: the header and the sections as they were, but for the top level and the
@@ -316,41 +382,51 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     auto most_of = [&](size_t j) {
         return std::max(plan[j].room, (j == 0 ? top.size() + top_takes : bins.distinct()));
     };
+    // The top as it was where it takes nothing and keeps its shape: its words copied.
+    bool const top_unchanged = top_takes == 0 &&
+                               plan[0].table.total_slots == top.shape().total_slots &&
+                               plan[0].shape().canonical_slots == top.shape().canonical_slots &&
+                               plan[0].shape().remainder_bits == top.shape().remainder_bits;
+    if (top_unchanged) plan[0].elements = top.size();
     auto write_top = [&](io::index_writer::word_sink const& emit) {
         qf::rank_select_writer writer(plan[0].shape(), most_of(0));
-        std::vector<uint64_t> chunk;
-        chunk.reserve(size_t{1} << 16);
-        auto flush = [&] {
-            throw_if_interrupted();
-            if (writer.append(chunk, emit) != chunk.size()) throw merge_did_not_fit{};
-            chunk.clear();
-        };
-        auto put = [&](uint64_t fp) {
-            chunk.push_back(fp);
-            if (chunk.size() == chunk.capacity()) flush();
-        };
-        sorted_stash::reader mine(top_share);
-        uint64_t next = 0;
-        bool more = mine.next(next);
-        top.for_each_fingerprint([&](uint64_t fp) {
-            for (; more && next < fp; more = mine.next(next)) put(next);
-            put(fp);
-        });
-        for (; more; more = mine.next(next)) put(next);
-        flush();
+        std::atomic<uint64_t> stored{0};
+        bool const complete = write_level_in_units(
+            writer, parts, threads,
+            [&](uint32_t part, std::vector<uint64_t>& fps, std::vector<uint64_t>& scratch,
+                std::vector<uint64_t>&) {
+                fps.clear();
+                // One count per part, not per fingerprint.
+                stored.fetch_add(
+                    top.for_each_fingerprint_in(part_block(part), part_block(part + 1),
+                                                [&](uint64_t fp) { fps.push_back(fp); }),
+                    std::memory_order_relaxed);
+                uint64_t const from = part_starts[part], to = part_starts[part + 1];
+                if (from == to) return;
+                top_share.read(from, to - from, scratch);
+                size_t const old_end = fps.size();
+                fps.insert(fps.end(), scratch.begin(), scratch.end());
+                std::inplace_merge(fps.begin(), fps.begin() + static_cast<std::ptrdiff_t>(old_end),
+                                   fps.end());
+            },
+            emit, &progress);
+        // A table whose parts do not add up to its count is damaged: the other way.
+        if (stored.load() != top.size())
+            throw std::invalid_argument("rank-select table: element count does not match");
+        if (!complete) throw merge_did_not_fit{};
         plan[0].elements = writer.finish(emit);
     };
     auto write_new = [&](io::index_writer::word_sink const& emit) {
         qf::rank_select_writer writer(plan[1].shape(), most_of(1));
-        bool const complete = append_tokens_in_order<token>(
-            0, bins.bins(), threads,
-            [&](uint32_t bin, token& t) {
-                bins.read(bin, t.hashes);
+        bool const complete = write_level_in_units(
+            writer, bins.bins(), threads,
+            [&](uint32_t bin, std::vector<uint64_t>& fps, std::vector<uint64_t>& scratch,
+                std::vector<uint64_t>& hashes) {
+                bins.read(bin, hashes);
                 level_share(
-                    plan[1], t.hashes, [&](uint64_t h) { return !to_top(h); }, t.fps, t.scratch);
+                    plan[1], hashes, [&](uint64_t h) { return !to_top(h); }, fps, scratch);
             },
-            [&](uint32_t, token& t) { return writer.append(t.fps, emit) == t.fps.size(); },
-            &progress);
+            emit, &progress);
         if (!complete) throw merge_did_not_fit{};
         plan[1].elements = writer.finish(emit);
     };
@@ -361,7 +437,10 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
         progress.begin_phase(plan.size() > 1 ? "writing the top level and a new level"
                                              : "merging into the top level and writing the index",
                              1, "", false);
-        writer.add_section(params[top_index + 1], plan[0].shape().words(), write_top);
+        if (top_unchanged)
+            writer.add_section(params[top_index + 1], sections[top_index + 1].words);
+        else
+            writer.add_section(params[top_index + 1], plan[0].shape().words(), write_top);
         if (plan.size() > 1)
             writer.add_section(params[top_index + 2], plan[1].shape().words(), write_new);
         set_params();

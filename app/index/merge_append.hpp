@@ -70,6 +70,9 @@ struct merge_settings {
     std::string output;                // the index, replaced by the new one
     build_origin origin;
     unsigned bin_bits = 0;  // the bins' hash bits, 0: chosen from the references' size (tests)
+    // The top level's stored fingerprints per part of its merge, about (0: the default; tests
+    // take a few to write many parts).
+    uint64_t top_part_elements = 0;
 };
 
 // How the new hashes keep to the memory limit (pure function of sizes).

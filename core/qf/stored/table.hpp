@@ -216,46 +216,68 @@ class rank_select_table {
     // bit at a time, and only the slots inside runs are visited.
     template <typename F>
     void for_each_fingerprint(F&& f) const {
+        bool ends_left = false;
+        uint64_t const seen = for_each_fingerprint_in(0, blocks_, f, &ends_left);
+        if (ends_left) throw invalid("run end outside any run");
+        if (seen != elements_) throw invalid("element count does not match");
+    }
+
+    // The same for the fingerprints whose quotients lie in blocks [first, last) (a part of the
+    // table that one thread decodes while others decode the next: the sorted append's merge into
+    // a level, app/index/merge_append.cpp); returns how many it saw. The runs of quotients below
+    // the first block end before E_first, the first slot the block's offset names
+    // (block_format.hpp), so the walk starts there, knowing nothing of the blocks before. Over
+    // every part, the counts add up to size() in an intact table; `ends_left`, if given, is set
+    // when run ends remain past the last run (an error where `last` is the table's end).
+    template <typename F>
+    uint64_t for_each_fingerprint_in(size_t first, size_t last, F&& f,
+                                     bool* ends_left = nullptr) const {
         unsigned const s = fields_.s;
-        auto bad = [](char const* why) {
-            return std::invalid_argument(std::string("rank-select table: ") + why);
-        };
-        // The set bits of one field (occupieds or runends) of every block, in slot order.
+        last = std::min(last, blocks_);
+        if (first >= last) return 0;
+        // The set bits of one field (occupieds or runends) from block b's bit j on, in slot order.
         struct set_bits {
             rank_select_table const& t;
             unsigned field;
-            size_t b = 0;
-            uint64_t word = 0;
-            bool loaded = false;
+            size_t b;
+            uint64_t word;
+            set_bits(rank_select_table const& table, unsigned f, size_t block, unsigned from)
+                : t(table), field(f), b(block) {
+                word = rank_select::get_bits(t.block(b), field, t.fields_.s);
+                word &= from >= 64 ? 0 : ~uint64_t{0} << from;
+            }
             // The next set bit's slot, or false at the end of the table.
             bool next(uint64_t& slot) {
-                unsigned const s = t.fields_.s;
-                if (!loaded) {
-                    word = rank_select::get_bits(t.block(0), field, s);
-                    loaded = true;
-                }
                 while (word == 0) {
                     if (++b >= t.blocks_) return false;
-                    word = rank_select::get_bits(t.block(b), field, s);
+                    word = rank_select::get_bits(t.block(b), field, t.fields_.s);
                 }
-                slot = b * uint64_t{s} + static_cast<unsigned>(std::countr_zero(word));
+                slot = b * uint64_t{t.fields_.s} + static_cast<unsigned>(std::countr_zero(word));
                 word &= word - 1;
                 return true;
             }
         };
-        set_bits occupied{*this, fields_.occupieds()}, run_end{*this, fields_.runends()};
+        // E_first: offset 0 says the runs before the block end at or before its first slot.
+        uint64_t const block_start = first * uint64_t{s};
+        uint64_t next_free =
+            block_start + rank_select::get_bits(block(first), 0, rank_select::offset_bits);
+        if (next_free >= shape_.total_slots) throw invalid("offset past the last slot");
+        size_t const end_block = block_of(next_free);
+        set_bits occupied{*this, fields_.occupieds(), first, 0};
+        set_bits run_end{*this, fields_.runends(), end_block,
+                         static_cast<unsigned>(next_free - end_block * s)};
+        uint64_t const stop = last * uint64_t{s};
         uint64_t seen = 0, last_fp = 0, q = 0, end = 0;
         bool any = false, have_end = run_end.next(end);
-        uint64_t next_free = 0;  // the slot after the previous run's end
-        while (occupied.next(q)) {
-            if (q >= shape_.canonical_slots) throw bad("occupied overflow slot");
+        while (occupied.next(q) && q < stop) {
+            if (q >= shape_.canonical_slots) throw invalid("occupied overflow slot");
             uint64_t const start = std::max(q, next_free);
             // Run ends before this run's start belong to no quotient.
-            if (!have_end) throw bad("a run never ends");
-            if (end < start) throw bad("run end outside any run");
-            if (end >= shape_.total_slots) throw bad("run past the last slot");
+            if (!have_end) throw invalid("a run never ends");
+            if (end < start) throw invalid("run end outside any run");
+            if (end >= shape_.total_slots) throw invalid("run past the last slot");
             if (block_of(end) - block_of(q) > rank_select::max_scan_blocks)
-                throw bad("run too far from its slot");
+                throw invalid("run too far from its slot");
             size_t b = block_of(start);
             auto j = static_cast<unsigned>(start - b * s);
             uint64_t const* blk = block(b);
@@ -263,7 +285,7 @@ class rank_select_table {
             for (uint64_t slot = start;; ++slot) {
                 uint64_t const fp =
                     high | rank_select::get_bits(blk, fields_.remainder(j), fields_.r);
-                if (any && fp <= last_fp) throw bad("fingerprints out of order");
+                if (any && fp <= last_fp) throw invalid("fingerprints out of order");
                 any = true;
                 last_fp = fp;
                 ++seen;
@@ -277,13 +299,17 @@ class rank_select_table {
             next_free = end + 1;
             have_end = run_end.next(end);
         }
-        if (have_end) throw bad("run end outside any run");
-        if (seen != elements_) throw bad("element count does not match");
+        if (ends_left != nullptr) *ends_left = have_end;
+        return seen;
     }
 
   private:
     template <typename Select>
     friend class rank_select_group_lookup;
+
+    static std::invalid_argument invalid(char const* why) {
+        return std::invalid_argument(std::string("rank-select table: ") + why);
+    }
 
     // What the lookups of block b's quotients share beyond the block's occupied bits: E_b and
     // the run ends from E_b on, read from E_b's block and the next.

@@ -11,10 +11,13 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/index/merge_append.hpp"
@@ -104,7 +107,7 @@ TEST(append_bins, radix_sort_sorts_as_std_sort) {
     }
 }
 
-TEST(append_bins, a_stash_reads_back_what_was_put_in_order) {
+TEST(append_bins, a_stash_reads_back_any_slice_of_what_was_put_in_order) {
     std::vector<uint64_t> values(200000);
     std::iota(values.begin(), values.end(), uint64_t{7});
     qmer::test::temp_folder const dir;
@@ -115,10 +118,27 @@ TEST(append_bins, a_stash_reads_back_what_was_put_in_order) {
             stash.put(std::span(values).subspan(at, std::min<size_t>(70001, values.size() - at)));
         stash.put({});
         EXPECT_EQ(stash.size(), values.size());
-        qmer::app::sorted_stash::reader reader(stash);
         std::vector<uint64_t> back;
-        for (uint64_t v; reader.next(v);) back.push_back(v);
+        stash.read(0, stash.size(), back);
         EXPECT_EQ(back, values);
+        // Any slice, within a part or across the parts' edges (70001 values each), from several
+        // threads at once.
+        std::vector<std::thread> readers;
+        std::atomic<int> wrong{0};
+        for (unsigned t = 0; t < 4; ++t)
+            readers.emplace_back([&, t] {
+                std::vector<uint64_t> slice;
+                for (uint64_t from = t * 997; from < values.size(); from += 13331) {
+                    uint64_t const n = std::min<uint64_t>(values.size() - from, 150000 - from / 2);
+                    stash.read(from, n, slice);
+                    if (!std::equal(slice.begin(), slice.end(), values.begin() + from) ||
+                        slice.size() != n)
+                        ++wrong;
+                }
+            });
+        for (auto& r : readers) r.join();
+        EXPECT_EQ(wrong.load(), 0);
+        EXPECT_THROW(stash.read(values.size() - 1, 2, back), std::logic_error);
     }
 }
 

@@ -95,11 +95,12 @@ void build_index(std::string const& path, reference const& ref, uint64_t expecte
 
 // append_by_merge of `refs` onto the index `path`, on `threads` threads, its scratch file (if
 // any) in `scratch` (default: the index's folder), its bins of `bin_bits` hash bits (0: its own
-// choice).
+// choice), the top level merged in parts of about `top_part_elements` (0: its own choice).
 std::optional<sorted_append> append(std::string const& path, std::vector<std::string> const& refs,
                                     build_counts& counts, unsigned threads = 2,
                                     uint64_t memory_limit = uint64_t{4} << 30,
-                                    unsigned bin_bits = 0, std::string scratch = "") {
+                                    unsigned bin_bits = 0, std::string scratch = "",
+                                    uint64_t top_part_elements = 0) {
     if (scratch.empty()) scratch = std::filesystem::path(path).parent_path().string();
     qmer::io::index_file const existing(path);
     auto const levels = codec::open_in_place(existing);
@@ -115,7 +116,8 @@ std::optional<sorted_append> append(std::string const& path, std::vector<std::st
                             .scratch_folder = scratch,
                             .output = path,
                             .origin = {"qmer index --append", refs},
-                            .bin_bits = bin_bits},
+                            .bin_bits = bin_bits,
+                            .top_part_elements = top_part_elements},
                            counts);
 }
 
@@ -167,6 +169,36 @@ TEST(merge_append, new_kmers_that_fit_the_top_level_go_into_it) {
     EXPECT_EQ(rank_select_levels_of(qmer::io::index_file(path))->levels(), 1u);
     EXPECT_EQ(held(path, a.sequence), a.positions());
     EXPECT_EQ(held(path, b.sequence), b.positions());
+}
+
+// The top level merged in many parts, each by one of several threads (its runs crossing the
+// parts' edges at 95% fill), is the file merged in one part by one thread, byte for byte, whether
+// the new k-mers all fit the top or a new level takes the rest.
+TEST(merge_append, the_top_merged_in_parts_is_the_top_merged_whole) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(60000, 21));
+    reference const fits = write_reference(dir, "fits.fa", random_bases(20000, 22));
+    reference const more = write_reference(dir, "more.fa", random_bases(90000, 23));
+    for (auto const& [added, room] : {std::pair{fits, 2}, std::pair{more, 1}}) {
+        std::string const whole = (dir / "whole.qmer").string();
+        std::string const parts = (dir / "parts.qmer").string();
+        std::filesystem::remove(whole);
+        std::filesystem::remove(parts);
+        build_index(whole, a, static_cast<uint64_t>(room) * a.positions());
+        std::filesystem::copy_file(whole, parts);
+        build_counts counts_whole, counts_parts;
+        auto const one = append(whole, {added.path}, counts_whole, 1, uint64_t{4} << 30, 0, "",
+                                uint64_t{1} << 40);
+        auto const many =
+            append(parts, {added.path}, counts_parts, 4, uint64_t{4} << 30, 0, "", 50);
+        ASSERT_TRUE(one.has_value());
+        ASSERT_TRUE(many.has_value());
+        EXPECT_EQ(one->added_levels, room == 2 ? 0u : 1u);
+        EXPECT_EQ(one->elements, many->elements);
+        EXPECT_TRUE(file_bytes(whole) == file_bytes(parts)) << "the parts changed the index";
+        EXPECT_EQ(held(parts, a.sequence), a.positions());
+        EXPECT_EQ(held(parts, added.sequence), added.positions());
+    }
 }
 
 // More new k-mers than the top level has room for: a new level, the same file on 1 and 3

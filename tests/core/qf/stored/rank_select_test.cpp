@@ -120,6 +120,21 @@ TEST_P(rank_select_oracle, answers_as_the_table_it_was_written_from) {
     std::vector<uint64_t> fps;
     t.for_each_fingerprint([&](uint64_t fp) { fps.push_back(fp); });
     ASSERT_EQ(fps, fingerprints_of(f));
+    // Read in parts between random block boundaries (runs cross them at high fill), the parts
+    // give the same fingerprints in order, and their counts add up.
+    size_t const blocks = w.shape.blocks();
+    for (int trial = 0; trial < 4; ++trial) {
+        std::vector<size_t> cuts{0, blocks};
+        for (int i = 0; i < 3 + trial * 20; ++i) cuts.push_back(rng() % (blocks + 1));
+        std::sort(cuts.begin(), cuts.end());
+        std::vector<uint64_t> parts;
+        uint64_t seen = 0;
+        for (size_t i = 0; i + 1 < cuts.size(); ++i)
+            seen += t.for_each_fingerprint_in(cuts[i], cuts[i + 1],
+                                              [&](uint64_t fp) { parts.push_back(fp); });
+        ASSERT_EQ(seen, t.size());
+        ASSERT_EQ(parts, fps) << "trial " << trial;
+    }
     auto const thawed = qf::thaw_rank_select(t, {});
     ASSERT_EQ(thawed->size(), f.size());
     ASSERT_EQ(thawed->groups().size(), f.groups().size());
