@@ -1,8 +1,7 @@
-// The default kind's counted build (app/index/counted_build.hpp) and merge append
-// (app/index/merge_append.hpp) as units: the first level written in the rank-select layout holds
-// every k-mer of the references, minimizer-local or plain, and reads back in place through the
-// codec (open_in_place); an append merges new references into it so that the index holds the
-// k-mers of both and records both.
+// The default kind's counted build (app/index/counted_build.hpp) as a unit: the first level
+// written in the rank-select layout holds every k-mer of the references, minimizer-local or
+// plain, and reads back in place through the codec (open_in_place). The merge append onto it is
+// tested in merge_append_test.cpp.
 
 #include "app/index/counted_build.hpp"
 
@@ -13,7 +12,6 @@
 #include <string>
 
 #include "app/filters/registry.hpp"
-#include "app/index/merge_append.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "temp_folder.hpp"
 
@@ -106,43 +104,6 @@ TEST(counted_build, the_written_level_holds_every_kmer_and_reads_in_place) {
         ASSERT_TRUE(rank_select_levels_of(index).has_value());
         EXPECT_EQ(rank_select_levels_of(index)->levels(), 1u);
     }
-}
-
-TEST(merge_append, the_index_holds_both_references_and_records_them) {
-    qmer::test::temp_folder const dir;
-    reference const a = write_reference(dir, "a.fa", 200000, 21);
-    reference const b = write_reference(dir, "b.fa", 400000, 22);
-    std::string const path = (dir / "x.qmer").string();
-    uint64_t const before = build_index(path, a, false);
-    ASSERT_GT(before, 0u);
-    std::optional<sorted_append> done;
-    {
-        qmer::io::index_file const existing(path);
-        auto const levels = codec::open_in_place(existing);
-        ASSERT_TRUE(levels.has_value());
-        reference_set const refs{{b.path}, {b.path}, 31, false};
-        progress_meter progress("test", true);
-        build_counts counts;
-        done = append_by_merge(*levels, existing, {refs, 2, progress},
-                               {.fill = 0.95,
-                                .memory = {.limit = uint64_t{4} << 30},
-                                .scratch_folder = dir.path().string(),
-                                .output = path,
-                                .origin = {"qmer index --append", {b.path}}},
-                               counts);
-        EXPECT_EQ(counts.kmers.load(), b.sequence.size() - 31 + 1);
-    }
-    ASSERT_TRUE(done.has_value());
-    // Twice as many k-mers as the top level had room for: one new level.
-    EXPECT_EQ(done->added_levels, 1u);
-    qmer::io::index_file const index(path);
-    EXPECT_EQ(index.header().elements, done->elements);
-    EXPECT_GT(done->elements, before + (b.sequence.size() - 31) * 999 / 1000);
-    EXPECT_EQ(held(index, a.sequence), a.sequence.size() - 31 + 1);
-    EXPECT_EQ(held(index, b.sequence), b.sequence.size() - 31 + 1);
-    ASSERT_EQ(index.header().inputs.size(), 2u);
-    EXPECT_EQ(index.header().inputs[1], b.path);
-    EXPECT_EQ(index.header().command, "qmer index --append");
 }
 
 TEST(codec_open, only_the_default_kind_is_read_in_place) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/sequence_test_files.hpp"
+#include "sanitized.hpp"
 
 namespace qmer::io::test {
 namespace {
@@ -172,8 +173,15 @@ TEST_F(stream_decoder_test, data_cut_short_is_truncated_wherever_it_is_cut) {
         // One stream, then two: a cut in the second stream's magic number too.
         std::string const one = compressed(kind, text);
         std::string const two = one + one;
+        // Under a sanitizer every cut within 64 bytes of a stream's start or end (headers, magic
+        // numbers, trailers) and every 7th between: a fifth of the decodes, the same edges.
+        auto const near_edge = [&](size_t keep) {
+            size_t const in = keep % one.size();
+            return in < 64 || in + 64 > one.size();
+        };
         for (size_t keep = 1; keep < two.size(); ++keep) {
             if (keep == one.size()) continue;  // one whole stream
+            if (QMER_TEST_SANITIZED && !near_edge(keep) && keep % 7 != 0) continue;
             decoded const got = decode(kind, std::string_view(two).substr(0, keep), 1 << 17, 4096);
             EXPECT_EQ(got.error, "truncated " + name + " data: it ends inside a " +
                                      (kind == compression::zstd ? "frame" : "stream"))
