@@ -73,46 +73,17 @@ void level_share(planned_level const& l, std::vector<uint64_t> const& hashes, Ta
     if (l.map.moved != 0) radix_sort_hashes(fps, scratch, l.table.g.fingerprint_bits());
 }
 
-// A level written from units of sorted fingerprints (units in increasing order, no fingerprint
-// in two), each unit's middle written by the thread that made it
-// (core/qf/stored/segments.hpp): `make(unit, fps, scratch, more)` (the last two: buffers kept
-// from unit to unit) in parallel, the level's one writer taking
-// what is left in order, so that no thread writes the whole level while the others wait. The
-// words are the one writer's byte for byte. False when the level did not take every fingerprint.
-template <typename Make>
-bool write_level_in_units(qf::rank_select_writer& writer, uint32_t units, unsigned threads,
-                          Make&& make, io::index_writer::word_sink const& emit,
-                          progress_meter* progress) {
-    qf::rank_select::shape const shape = writer.shape();
-    struct token {
-        std::vector<uint64_t> fps, scratch, more;
-        qf::unit_segment segment;
-    };
-    struct writing {
-        std::optional<qf::rank_select_writer> writer;
-        std::vector<uint64_t> piece;
-    };
-    tbb::enumerable_thread_specific<writing> local;
-    auto const made = [&](uint32_t unit, token& t) {
-        make(unit, t.fps, t.scratch, t.more);
-        // Distinct hashes can share a fingerprint: it goes in once (the segments need the
-        // fingerprints strictly increasing; the one writer skipped repeats itself).
-        t.fps.erase(std::unique(t.fps.begin(), t.fps.end()), t.fps.end());
-        auto const fp = [&](size_t i) { return t.fps[i]; };
-        qf::find_unit_segment(shape, t.fps.size(), fp, t.segment);
-        if (!t.segment.found) return;
-        writing& mine = local.local();
-        if (!mine.writer) mine.writer.emplace(shape);
-        qf::write_unit_segment(t.segment, fp, *mine.writer, mine.piece);
-    };
-    std::vector<uint64_t> piece;
-    auto const append = [&](uint32_t, token& t) {
-        throw_if_interrupted();
-        auto const fp = [&](size_t i) { return t.fps[i]; };
-        return qf::append_unit(writer, t.segment, t.fps.size(), 0, fp, emit, piece) == t.fps.size();
-    };
-    return append_tokens_in_order<token>(0, units, threads, made, append, progress);
-}
+// A unit of a level the merge writes (app/index/sort_and_append.hpp, append_segments_in_order):
+// its sorted fingerprints, and buffers kept from unit to unit.
+struct unit_fps {
+    std::vector<uint64_t> fps, scratch, more;
+    qf::unit_segment segment;
+    size_t size() const noexcept { return fps.size(); }
+    uint64_t fp(size_t i) const noexcept { return fps[i]; }
+    // Distinct hashes can share a fingerprint: it goes in once (a segment's fingerprints are
+    // strictly increasing).
+    void make_distinct() { fps.erase(std::unique(fps.begin(), fps.end()), fps.end()); }
+};
 
 // The top level's stored fingerprints are read in parts of this many, about (blocks of its table
 // at a time, each part by one thread), merged with the new ones of the same range.
@@ -391,25 +362,26 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     auto write_top = [&](io::index_writer::word_sink const& emit) {
         qf::rank_select_writer writer(plan[0].shape(), most_of(0));
         std::atomic<uint64_t> stored{0};
-        bool const complete = write_level_in_units(
-            writer, parts, threads,
-            [&](uint32_t part, std::vector<uint64_t>& fps, std::vector<uint64_t>& scratch,
-                std::vector<uint64_t>&) {
-                fps.clear();
+        bool const complete = append_segments_in_order<unit_fps>(
+            {writer, emit}, 0, parts, threads,
+            [&](uint32_t part, unit_fps& t) {
+                t.fps.clear();
                 // One count per part, not per fingerprint.
                 stored.fetch_add(
                     top.for_each_fingerprint_in(part_block(part), part_block(part + 1),
-                                                [&](uint64_t fp) { fps.push_back(fp); }),
+                                                [&](uint64_t fp) { t.fps.push_back(fp); }),
                     std::memory_order_relaxed);
                 uint64_t const from = part_starts[part], to = part_starts[part + 1];
                 if (from == to) return;
-                top_share.read(from, to - from, scratch);
-                size_t const old_end = fps.size();
-                fps.insert(fps.end(), scratch.begin(), scratch.end());
-                std::inplace_merge(fps.begin(), fps.begin() + static_cast<std::ptrdiff_t>(old_end),
-                                   fps.end());
+                top_share.read(from, to - from, t.scratch);
+                size_t const old_end = t.fps.size();
+                t.fps.insert(t.fps.end(), t.scratch.begin(), t.scratch.end());
+                std::inplace_merge(t.fps.begin(),
+                                   t.fps.begin() + static_cast<std::ptrdiff_t>(old_end),
+                                   t.fps.end());
+                t.make_distinct();
             },
-            emit, &progress);
+            &progress);
         // A table whose parts do not add up to its count is damaged: the other way.
         if (stored.load() != top.size())
             throw std::invalid_argument("rank-select table: element count does not match");
@@ -418,15 +390,15 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     };
     auto write_new = [&](io::index_writer::word_sink const& emit) {
         qf::rank_select_writer writer(plan[1].shape(), most_of(1));
-        bool const complete = write_level_in_units(
-            writer, bins.bins(), threads,
-            [&](uint32_t bin, std::vector<uint64_t>& fps, std::vector<uint64_t>& scratch,
-                std::vector<uint64_t>& hashes) {
-                bins.read(bin, hashes);
+        bool const complete = append_segments_in_order<unit_fps>(
+            {writer, emit}, 0, bins.bins(), threads,
+            [&](uint32_t bin, unit_fps& t) {
+                bins.read(bin, t.more);
                 level_share(
-                    plan[1], hashes, [&](uint64_t h) { return !to_top(h); }, fps, scratch);
+                    plan[1], t.more, [&](uint64_t h) { return !to_top(h); }, t.fps, t.scratch);
+                t.make_distinct();
             },
-            emit, &progress);
+            &progress);
         if (!complete) throw merge_did_not_fit{};
         plan[1].elements = writer.finish(emit);
     };

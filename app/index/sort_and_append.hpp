@@ -3,18 +3,21 @@
 // unit's values sorted in cache, and the units handed in order to the level's writer while the
 // next ones are sorted.
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_pipeline.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "app/common/interrupt.hpp"
 #include "app/common/progress.hpp"
+#include "core/qf/stored/segments.hpp"
 #include "core/qf/stored/writer.hpp"
 
 namespace qmer::app {
@@ -107,6 +110,48 @@ struct level_writer_sink {
     qf::rank_select_writer& writer;
     std::function<void(std::span<uint64_t const>)> emit;
 };
+
+// Units [first, last) written into `level`, each unit's middle by the thread that made it and
+// the rest by the level's one writer, in order (core/qf/stored/segments.hpp): the words the one
+// writer alone would write, with little left to it. `make(unit, token)` fills a token, in
+// parallel; a Token has a qf::unit_segment `segment`, and size() and fp(i), the unit's
+// fingerprints: strictly increasing, none below the units before (a unit's first may equal the
+// last one's last: it goes in once). False once the level took less than all.
+template <typename Token, typename Make>
+inline bool append_segments_in_order(level_writer_sink const& level, uint32_t first, uint32_t last,
+                                     unsigned threads, Make&& make, progress_meter* progress) {
+    qf::rank_select::shape const shape = level.writer.shape();
+    // Each thread's writer of middles (its buffers ~0.5 MiB), kept from unit to unit.
+    struct writing {
+        std::optional<qf::rank_select_writer> writer;
+        std::vector<uint64_t> piece;
+    };
+    tbb::enumerable_thread_specific<writing> local;
+    auto const made = [&](uint32_t unit, Token& t) {
+        make(unit, t);
+        auto const fp = [&](size_t i) { return t.fp(i); };
+        qf::find_unit_segment(shape, t.size(), fp, t.segment);
+        if (!t.segment.found) return;
+        writing& mine = local.local();
+        if (!mine.writer) mine.writer.emplace(shape);
+        qf::write_unit_segment(t.segment, fp, *mine.writer, mine.piece);
+    };
+    bool any = false;
+    uint64_t last_fp = 0;
+    std::vector<uint64_t> piece;
+    auto const append = [&](uint32_t, Token& t) {
+        auto const fp = [&](size_t i) { return t.fp(i); };
+        size_t const n = t.size();
+        size_t const at = any && n != 0 && fp(0) == last_fp ? 1 : 0;
+        size_t const took = qf::append_unit(level.writer, t.segment, n, at, fp, level.emit, piece);
+        if (took != 0) {
+            any = true;
+            last_fp = fp(at + took - 1);
+        }
+        return at + took == n;
+    };
+    return append_tokens_in_order<Token>(first, last, threads, made, append, progress);
+}
 
 // The same for units whose sorted, distinct fingerprints go to `sink` whole.
 template <typename Sorted>

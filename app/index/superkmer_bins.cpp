@@ -931,41 +931,21 @@ bool superkmer_bins::append_to(level_writer_sink const& level, overloaded_window
                                unsigned threads, progress_meter* progress) {
     records_.flush_all();
     plain_.flush_all();
-    qf::rank_select::shape const shape = level.writer.shape();
-    // What a bin in flight holds: its offsets and its middle segment's words. The writer that
-    // wrote them is the thread's (2 tokens a thread: a writer's buffers are 0.5 MiB).
+    // What a bin in flight holds: its offsets and its middle segment's words.
     struct token {
         std::vector<uint32_t> offsets;
+        uint64_t base = 0;
         qf::unit_segment segment;
+        size_t size() const noexcept { return offsets.size(); }
+        uint64_t fp(size_t i) const noexcept { return base + offsets[i]; }
     };
-    auto const sorted = [&](uint32_t bin, token& t) {
-        sorted_bin(bin, marks, t.offsets);
-        uint64_t const base = first_fingerprint(bin);
-        auto const fp = [&](size_t i) { return base + t.offsets[i]; };
-        qf::find_unit_segment(shape, t.offsets.size(), fp, t.segment);
-        if (!t.segment.found) return;
-        fill_scratch& mine = scratch_.local();
-        if (!mine.writer) mine.writer.emplace(shape);
-        qf::write_unit_segment(t.segment, fp, *mine.writer, mine.piece);
-    };
-    bool any = false;
-    uint64_t last = 0;
-    std::vector<uint64_t> piece;
-    auto const append = [&](uint32_t bin, token& t) {
-        std::vector<uint32_t> const& offsets = t.offsets;
-        uint64_t const base = first_fingerprint(bin);
-        auto const fp = [&](size_t i) { return base + offsets[i]; };
-        // Neighbouring bins can share their boundary fingerprint: it goes in once.
-        size_t const at = any && !offsets.empty() && fp(0) == last ? 1 : 0;
-        size_t const took =
-            qf::append_unit(level.writer, t.segment, offsets.size(), at, fp, level.emit, piece);
-        if (took != 0) {
-            any = true;
-            last = fp(at + took - 1);
-        }
-        return at + took == offsets.size();
-    };
-    return append_tokens_in_order<token>(0, bin_count(), threads, sorted, append, progress);
+    return append_segments_in_order<token>(
+        level, 0, bin_count(), threads,
+        [&](uint32_t bin, token& t) {
+            sorted_bin(bin, marks, t.offsets);
+            t.base = first_fingerprint(bin);
+        },
+        progress);
 }
 
 }  // namespace qmer::app

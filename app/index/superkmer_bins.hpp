@@ -436,9 +436,6 @@ class superkmer_bins {
         std::vector<uint8_t> bytes;
         std::vector<uint32_t> plain, tmp, merged;
         std::vector<uint64_t> kmers, spreads;  // a batch to hash
-        // A level's middle segments (append_to a level_writer_sink), restarted for each.
-        std::optional<qf::rank_select_writer> writer;
-        std::vector<uint64_t> piece;
     };
 
     static bool fits(unsigned bin_bits, qf::geometry g, unsigned window_bits) noexcept;

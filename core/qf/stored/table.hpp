@@ -244,7 +244,7 @@ class rank_select_table {
             set_bits(rank_select_table const& table, unsigned f, size_t block, unsigned from)
                 : t(table), field(f), b(block) {
                 word = rank_select::get_bits(t.block(b), field, t.fields_.s);
-                word &= from >= 64 ? 0 : ~uint64_t{0} << from;
+                word &= from >= 64 ? 0 : ~uint64_t{0} << from;  // from may be 64: none left
             }
             // The next set bit's slot, or false at the end of the table.
             bool next(uint64_t& slot) {
@@ -261,14 +261,15 @@ class rank_select_table {
         uint64_t const block_start = first * uint64_t{s};
         uint64_t next_free =
             block_start + rank_select::get_bits(block(first), 0, rank_select::offset_bits);
-        if (next_free >= shape_.total_slots) throw invalid("offset past the last slot");
-        size_t const end_block = block_of(next_free);
+        if (next_free > shape_.total_slots) throw invalid("offset past the last slot");
+        // Runs before the block may fill every slot to the end: then no run ends from here on.
+        size_t const end_block = std::min(block_of(next_free), blocks_ - 1);
         set_bits occupied{*this, fields_.occupieds(), first, 0};
         set_bits run_end{*this, fields_.runends(), end_block,
                          static_cast<unsigned>(next_free - end_block * s)};
         uint64_t const stop = last * uint64_t{s};
         uint64_t seen = 0, last_fp = 0, q = 0, end = 0;
-        bool any = false, have_end = run_end.next(end);
+        bool any = false, have_end = next_free < shape_.total_slots && run_end.next(end);
         while (occupied.next(q) && q < stop) {
             if (q >= shape_.canonical_slots) throw invalid("occupied overflow slot");
             uint64_t const start = std::max(q, next_free);
