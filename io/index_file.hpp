@@ -46,7 +46,10 @@ namespace qmer::io {
 // rewrites its header and section parameters after its sections sums them again from memory,
 // without reading any of the file back. Nothing else changed; older files are checked by their
 // own rule.
-inline constexpr uint32_t index_format_version = 8;
+// 9: the default filter may end with a minimizer gate section (core/qf/stored/minimizer_gate.hpp),
+// which a reader that does not know it would take for a level. Nothing else changed; older files
+// load as before.
+inline constexpr uint32_t index_format_version = 9;
 
 // The seal of an index file: its last 8 bytes are a checksum of every byte before them. Formats 1
 // to 6: the XXH3-64 of those bytes. From format 7: the XXH3-64 of the XXH3-64 digests (8-byte

@@ -25,6 +25,7 @@
 #include "core/qf/concurrent/freeze_thaw.hpp"
 #include "core/qf/concurrent/locally_locked.hpp"
 #include "core/qf/stored/levels.hpp"
+#include "core/qf/stored/minimizer_gate.hpp"
 #include "core/qf/stored/table.hpp"
 #include "core/qf/stored/writer.hpp"
 #include "core/qf/table_check.hpp"
@@ -130,7 +131,10 @@ struct filter_sections<qf::expandable_filter> {
         }
     }
     static std::unique_ptr<qf::expandable_filter> from_arrays(std::span<filter_array const> a) {
-        std::vector<filter_array> levels(a.begin(), a.end());
+        // A filter loaded to take inserts has no gate: the index it is saved to has none
+        // (core/qf/stored/minimizer_gate.hpp).
+        std::vector<filter_array> levels(a.begin(),
+                                         a.begin() + static_cast<std::ptrdiff_t>(level_arrays(a)));
         std::vector<std::unique_ptr<qf::locally_locked_filter>> thawed;
         for (size_t j = 1; j < levels.size(); ++j) {
             if (!is_rank_select_level(levels[j].params)) continue;
@@ -155,6 +159,13 @@ struct filter_sections<qf::expandable_filter> {
         return qf::expandable_filter::from_arrays(levels);
     }
 
+    // The arrays of the stack and its levels: all but a trailing minimizer gate (format 9), which
+    // must be the last and match the levels' windows (checked where it is read).
+    template <typename Arrays>
+    static size_t level_arrays(Arrays const& a) {
+        if (a.size() >= 3 && qf::minimizer_gate::is_gate(a.back().params)) return a.size() - 1;
+        return a.size();
+    }
     static bool is_rank_select_level(std::span<uint64_t const> p) {
         return p.size() == 6 && p[5] == qf::rank_select::layout_tag;
     }
@@ -181,16 +192,23 @@ struct written_first_level {
     qf::expandable_filter::first_level_plan plan;
     std::vector<uint64_t> words;  // the level's blocks (rank_select::shape::words() of them)
     uint64_t elements = 0;
+    // Its minimizer gate (core/qf/stored/minimizer_gate.hpp), a section after the level, where
+    // gate_window_bits != 0 (its words, gate_words(gate_window_bits) of them, once filled).
+    unsigned gate_window_bits = 0;
+    std::vector<uint64_t> gate;
 
     qf::rank_select::shape shape() const noexcept {
         return {plan.g.canonical_slots(), plan.total_slots, plan.g.remainder_bits};
     }
     std::vector<filter_array> arrays() const {
         auto const& g = plan.g;
-        return {{plan.stack_params, {}},
-                {{g.quotient_bits, g.remainder_bits, plan.total_slots, elements,
-                  g.canonical_slots(), qf::rank_select::layout_tag},
-                 words}};
+        std::vector<filter_array> out{{plan.stack_params, {}},
+                                      {{g.quotient_bits, g.remainder_bits, plan.total_slots,
+                                        elements, g.canonical_slots(), qf::rank_select::layout_tag},
+                                       words}};
+        if (gate_window_bits != 0)
+            out.push_back({qf::minimizer_gate::params(gate_window_bits), gate});
+        return out;
     }
     void save(io::index_writer& w) const {
         for (auto const& a : arrays()) w.add_section(a.params, a.words);

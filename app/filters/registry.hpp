@@ -123,21 +123,41 @@ decltype(auto) visit_filter_kind(filter_kind k, Fn&& fn) {
     (std::make_index_sequence<filter_kind_count>{});
 }
 
+// read(codec) for the codec of the index's kind (filter_codec<kind>{}, whose static members it
+// calls), or nothing for an index of no kind this qmer knows.
+template <typename T, typename Read>
+std::optional<T> read_with_codec(io::index_file const& index, Read&& read) {
+    for (size_t i = 0; i < filter_kind_count; ++i)
+        if (filter_kind_names[i] == index.header().filter)
+            return visit_filter_kind(static_cast<filter_kind>(i), [&](auto k) -> std::optional<T> {
+                return read(filter_codec<decltype(k)::value>{});
+            });
+    return std::nullopt;
+}
+
 // The index's levels read in place, for queries: from its kind's codec (open_in_place); empty
 // for a kind that has none, or an index of a layout that cannot be read in place. Throws
 // index_error naming the file when that layout is damaged.
 inline std::optional<qf::rank_select_levels> rank_select_levels_of(io::index_file const& index) {
-    for (size_t i = 0; i < filter_kind_count; ++i)
-        if (filter_kind_names[i] == index.header().filter)
-            return visit_filter_kind(static_cast<filter_kind>(i),
-                                     [&](auto k) -> std::optional<qf::rank_select_levels> {
-                                         using codec = filter_codec<decltype(k)::value>;
-                                         if constexpr (requires { codec::open_in_place(index); })
-                                             return codec::open_in_place(index);
-                                         else
-                                             return std::nullopt;
-                                     });
-    return std::nullopt;
+    return read_with_codec<qf::rank_select_levels>(
+        index, [&](auto codec) -> std::optional<qf::rank_select_levels> {
+            if constexpr (requires { codec.open_in_place(index); })
+                return codec.open_in_place(index);
+            else
+                return std::nullopt;
+        });
+}
+
+// The index's minimizer gate read in place (core/qf/stored/minimizer_gate.hpp), for queries: none
+// for a kind or an index without one. Throws index_error naming the file when it is damaged.
+inline std::optional<qf::minimizer_gate> minimizer_gate_of(io::index_file const& index) {
+    return read_with_codec<qf::minimizer_gate>(
+        index, [&](auto codec) -> std::optional<qf::minimizer_gate> {
+            if constexpr (requires { codec.gate_in_place(index); })
+                return codec.gate_in_place(index);
+            else
+                return std::nullopt;
+        });
 }
 
 // `qmer info`'s names for the index's saved parameters, from its kind's codec; empty for a kind

@@ -46,7 +46,7 @@ counted_build build_counted(
     std::string const& scratch = settings.scratch_folder;
     auto const first = qf::expandable_filter::plan_first_level(options);
     qf::geometry const g = first.g;
-    written_first_level level{first, {}, 0};
+    written_first_level level{first, {}, 0, 0, {}};
     qf::rank_select::shape const shape = level.shape();
     uint64_t const written_bytes = shape.words() * sizeof(uint64_t);
     counted_build out;
@@ -74,7 +74,9 @@ counted_build build_counted(
         counts.reset();
     }
     if (!direct) use_filter();
-    uint64_t const table_bytes = direct ? written_bytes : out.filter->memory_bytes();
+    // The super-k-mer build holds the minimizer gate beside the table (2^bits x 32 bits).
+    uint64_t const table_bytes = (direct ? written_bytes : out.filter->memory_bytes()) +
+                                 (superkmers ? qf::gate_words(bits) * sizeof(uint64_t) : 0);
     superkmer_plan const sk =
         superkmers ? plan_superkmer_build(gathered ? std::countr_zero(gathered->bin_count())
                                                    : superkmer_bins::bin_bits_of(g, bits),
@@ -182,6 +184,13 @@ counted_build build_counted(
                 [] { return false; });
         }
         superkmer_bins& bins = *gathered;
+        // The minimizer gate, set by the fill: it needs the spread's bits at the hash's bottom.
+        std::optional<qf::gate_bits> gate;
+        if (scheme.extra_window_bits() >= std::bit_width(qf::gate_bits_per_window - 1)) {
+            gate.emplace(bits);
+            level.gate_window_bits = bits;
+            bins.set_gate(&*gate);
+        }
         overloaded_windows marks;
         marks.bits.assign(((uint64_t{1} << bits) + 63) / 64, 0);
         progress.begin_phase("finding crowded windows", 0, "", false);
@@ -209,6 +218,7 @@ counted_build build_counted(
                 ? bins.append_to(level_writer_sink{*writer, keep}, marks, threads, &progress)
                 : bins.append_to(sink, marks, threads, &progress);
         counts.scratch_bytes = bins.file_bytes();
+        if (gate) level.gate = gate->take();
         gathered.reset();  // the bins' memory, before a fallback's filter takes its own
         if (!complete) {   // everything again, the ordinary way (inserts of stored: no-ops)
             local_kmer_hashing const hashing(k, seed, m, bits, header.hash.overloaded, extra);

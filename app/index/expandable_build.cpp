@@ -30,7 +30,7 @@ reference_census take_census(index_build& b, reference_set const& refs, build_co
     auto const first_level_for = [&](uint64_t distinct) {
         filter_plan const p = plan_of(o, std::max<uint64_t>(distinct, 1), true);
         return written_first_level{
-            qf::expandable_filter::plan_first_level(codec::options(p)), {}, 0};
+            qf::expandable_filter::plan_first_level(codec::options(p)), {}, 0, 0, {}};
     };
     gathering how{.seed = o.seed,
                   .memory_limit = b.memory.limit,
@@ -134,6 +134,7 @@ void codec::build(index_build& b) {
     finish_header(header, b.origin(), header_params(arrays), level.elements, counts.kmers.load());
     b.progress.begin_phase("writing the index", 0, "", false);
     if (built.streamed) {
+        if (level.gate_window_bits != 0) built.streamed->add_section(arrays[2].params, level.gate);
         std::vector<std::vector<uint64_t>> params;
         for (auto const& a : arrays) params.push_back(a.params);
         built.streamed->rewrite(header, params);
@@ -164,7 +165,8 @@ bool codec::append(index_build& b, io::index_file const& existing) {
                                   .scratch_folder = b.scratch_folder,
                                   .output = b.options.output,
                                   .origin = b.origin()};
-    auto const done = append_by_merge(*levels, existing, b.pass(refs), settings, merged);
+    auto const done =
+        append_by_merge(*levels, gate_in_place(existing), existing, b.pass(refs), settings, merged);
     if (!done) return false;
     std::string const how = done->added_levels == 0
                                 ? "; the new k-mers were merged into the top level in one pass"

@@ -128,6 +128,7 @@ append_memory plan_append_memory(uint64_t positions, uint64_t index_bytes, unsig
 }
 
 std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& levels,
+                                             std::optional<qf::minimizer_gate> const& stored_gate,
                                              io::index_file const& existing,
                                              reference_pass const& pass,
                                              merge_settings const& settings, build_counts& counts) {
@@ -193,6 +194,15 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
         file = std::make_unique<io::spill_file>(settings.scratch_folder);
     }
     append_bins bins(bin_bits, file.get(), memory.buffer_values);
+    // The index's minimizer gate, with the new k-mers' bits added as their bins are sorted
+    // (core/qf/stored/minimizer_gate.hpp). Every reference k-mer sets its bit, those some level
+    // holds already included: a k-mer held only by a fingerprint it shares with another was not
+    // stored itself, and its bit may be clear.
+    std::optional<qf::gate_bits> gate;
+    if (stored_gate) {
+        gate.emplace(stored_gate->window_bits());
+        gate->merge(sections.back().words);
+    }
     {
         // Every k-mer's hash goes to the bins. Those some level holds already are left out once
         // each bin is sorted and made distinct (an insert checks them too): looked up once per
@@ -223,6 +233,8 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
         // A cell holds about 2^-16 of the distinct hashes: 32 bits count it on any host.
         tbb::enumerable_thread_specific<std::vector<uint32_t>> local_cells(cells.size(), 0);
         bins.sort_bins([&](uint32_t, std::vector<uint64_t>& hashes) {
+            if (gate)
+                for (uint64_t h : hashes) gate->set(h);
             size_t kept = 0;
             for (size_t i = 0; i < hashes.size(); ++i) {
                 if (i + prefetch_distance < hashes.size())
@@ -334,6 +346,7 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
         for (size_t j = 0; j <= top_index; ++j) params[j] = sections[j].params;
         params[0][5] = top_index + plan.size();
         for (auto const& l : plan) params.push_back(l.params());
+        if (gate) params.push_back(qf::minimizer_gate::params(gate->window_bits()));
         out.filter_params.clear();
         for (auto const& p : params)
             out.filter_params.insert(out.filter_params.end(), p.begin(), p.end());
@@ -415,6 +428,7 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
             writer.add_section(params[top_index + 1], plan[0].shape().words(), write_top);
         if (plan.size() > 1)
             writer.add_section(params[top_index + 2], plan[1].shape().words(), write_new);
+        if (gate) writer.add_section(params.back(), gate->words());
         set_params();
         writer.rewrite(out, params);
         throw_if_interrupted();

@@ -11,6 +11,7 @@
 #include "app/index/reference_reading.hpp"
 #include "core/qf/stored/level_windows.hpp"
 #include "core/qf/stored/levels.hpp"
+#include "core/qf/stored/minimizer_gate.hpp"
 #include "io/index_file.hpp"
 
 namespace qmer::app {
@@ -90,11 +91,14 @@ append_memory plan_append_memory(uint64_t positions, uint64_t index_bytes, unsig
 // the levels' window maps keep in order (B, or any where they are the identity).
 unsigned append_bin_bits(uint64_t positions, qf::level_windows windows, unsigned wanted);
 
-// `levels`: the index's levels read in place (filter_codec<expandable>::open_in_place). The
+// `levels`: the index's levels read in place (filter_codec<expandable>::open_in_place), and its
+// minimizer gate where it has one (gate_in_place: the new index keeps it, with the new k-mers'
+// bits; core/qf/stored/minimizer_gate.hpp). The
 // references must be files (read_from names scratch copies of the others). Throws
 // capacity_error, before any k-mer is read, when not even the scratch file's way fits the memory
 // limit, and output_error when the scratch folder has no room for it.
 std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& levels,
+                                             std::optional<qf::minimizer_gate> const& stored_gate,
                                              io::index_file const& existing,
                                              reference_pass const& pass,
                                              merge_settings const& settings, build_counts& counts);

@@ -828,6 +828,7 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
     uint32_t* out = values.data();
     local_kmer_hashing const hashing = *hashing_;
     qf::geometry const g = g_;
+    qf::gate_bits* const gate = gate_;
     unsigned const k = hashing.k();
     uint64_t const bin_part = uint64_t{bin} << (64 - bin_bits_);
     unsigned const low_shift = 32 - bin_bits_;
@@ -849,6 +850,8 @@ void superkmer_bins::sorted_bin(uint32_t bin, overloaded_windows const& marks,
         record_fields const r = read_record(bytes.data() + at, bytes_end);
         uint64_t const spread = bin_part | (uint64_t{r.low} << low_shift);
         if (any_marks && marks.is_marked(hashing.window_of(spread))) continue;
+        // The record's k-mers share their hash's window and low bits: one bit for them all.
+        if (gate != nullptr) gate->set(hashing.local_hash(0, spread));
         expand(r.first, r.tail, r.n, k, spread, kmers + gathered, spreads + gathered);
         gathered += r.n;
         if (gathered >= hash_batch) hash_gathered();

@@ -42,6 +42,7 @@
 #include "app/index/sort_and_append.hpp"
 #include "core/kmer/sequence_hashing.hpp"
 #include "core/qf/fingerprint.hpp"
+#include "core/qf/stored/minimizer_gate.hpp"
 #include "core/qf/stored/writer.hpp"
 #include "core/sketch/group_sampled_count.hpp"
 #include "core/sketch/hyperloglog.hpp"
@@ -403,6 +404,10 @@ class superkmer_bins {
     // scheme's window bits) and keeps their k-mers' plain hashes for the fill. After every add().
     void mark(overloaded_windows& marks, double threshold);
 
+    // The fill sets each unmarked record's bit in `gate` (core/qf/stored/minimizer_gate.hpp), a
+    // gate of the table's windows, which must outlive append_to(); none by default.
+    void set_gate(qf::gate_bits* gate) noexcept { gate_ = gate; }
+
     // Every bin's fingerprints, sorted and deduplicated, to `sink` in order (the marked windows'
     // k-mers by their plain hash): false if the sink took less than all (the level filled up).
     bool append_to(sorted_sink const& sink, overloaded_windows const& marks, unsigned threads,
@@ -443,6 +448,7 @@ class superkmer_bins {
     minimizer_scanner scanner_;
     kmer_hasher counting_hasher_;
     sketch::group_sampled_count* counter_ = nullptr;
+    qf::gate_bits* gate_ = nullptr;
     std::optional<local_kmer_hashing> hashing_;  // set_table()
     qf::geometry g_{};
     unsigned bin_bits_;

@@ -28,6 +28,7 @@
 #include "app/common/progress.hpp"
 #include "app/common/threads.hpp"
 #include "app/filters/registry.hpp"
+#include "app/pipeline/gated_lookups.hpp"
 #include "app/pipeline/kmer_batches.hpp"
 #include "app/query/options.hpp"
 #include "app/query/output_names.hpp"
@@ -149,8 +150,13 @@ class index_lookup {
 template <typename Owner, typename Hashing>
 class index_lookup_of final : public index_lookup {
   public:
-    index_lookup_of(Owner owner, Hashing const& hashing, verdict_table const& verdicts, bool quick)
-        : owner_(std::move(owner)), hashing_(hashing), verdicts_(verdicts), quick_(quick) {}
+    index_lookup_of(Owner owner, Hashing const& hashing, verdict_table const& verdicts, bool quick,
+                    std::optional<qf::minimizer_gate> gate)
+        : owner_(std::move(owner)),
+          hashing_(hashing),
+          verdicts_(verdicts),
+          quick_(quick),
+          gate_(gate) {}
 
     void count(io::paired_batch const& reads, bool paired,
                std::vector<read_counts>& out) const override {
@@ -178,6 +184,25 @@ class index_lookup_of final : public index_lookup {
         auto const& first = reads.first;
         auto const& second = reads.second;
         out.resize(first.size());
+        if constexpr (minimizer_local_hashing<Hashing>) {
+            if (gate_) {
+                for (size_t i = 0; i < first.size(); ++i) {
+                    auto const r1 = first[i];
+                    uint64_t const settle = quick_
+                                                ? verdicts_.hits_settling_match(
+                                                      max_kmers(r1.sequence) +
+                                                      (paired ? max_kmers(second[i].sequence) : 0))
+                                                : 0;
+                    gated_read read;
+                    count_gated(filter, *gate_, hashing_, r1.sequence, read, quick_, settle);
+                    if (paired)
+                        count_gated(filter, *gate_, hashing_, second[i].sequence, read, quick_,
+                                    settle);
+                    out[i] = {read.kmers, read.hits};
+                }
+                return;
+            }
+        }
         for (size_t i = 0; i < first.size(); ++i) {
             auto const r1 = first[i];
             uint64_t kmers = 0, hits = 0;
@@ -202,6 +227,7 @@ class index_lookup_of final : public index_lookup {
     Hashing hashing_;
     verdict_table const& verdicts_;
     bool quick_;
+    std::optional<qf::minimizer_gate> gate_;  // the index's, read in place (minimizer-local only)
 };
 
 // The rule an index's verdict follows: the options' minimums, else the rule its preset recorded,
@@ -264,12 +290,13 @@ struct query_index {
 
 template <typename Owner>
 std::unique_ptr<index_lookup> make_lookup(Owner owner, io::index_header const& h,
-                                          verdict_table const& verdicts, bool quick) {
+                                          verdict_table const& verdicts, bool quick,
+                                          std::optional<qf::minimizer_gate> gate = std::nullopt) {
     return with_kmer_hashing(h.k, h.hash_seed, h.hash,
                              [&](auto const& hashing) -> std::unique_ptr<index_lookup> {
                                  using hashing_type = std::decay_t<decltype(hashing)>;
                                  return std::make_unique<index_lookup_of<Owner, hashing_type>>(
-                                     std::move(owner), hashing, verdicts, quick);
+                                     std::move(owner), hashing, verdicts, quick, gate);
                              });
 }
 
@@ -292,15 +319,16 @@ struct selecting {
 // An index built in one go has one level: answered from that table directly, without a loop over
 // levels around every lookup and prefetch. The select is chosen here, once per index.
 std::unique_ptr<index_lookup> rank_select_lookup(qf::rank_select_levels&& levels,
+                                                 std::optional<qf::minimizer_gate> gate,
                                                  io::index_header const& h,
                                                  verdict_table const& verdicts, bool quick) {
     auto with = [&](auto select) {
         using S = decltype(select);
         if (levels.levels() == 1)
             return make_lookup(selecting<qf::rank_select_table, S>{levels.level(0)}, h, verdicts,
-                               quick);
+                               quick, gate);
         return make_lookup(selecting<qf::rank_select_levels, S>{std::move(levels)}, h, verdicts,
-                           quick);
+                           quick, gate);
     };
     if (qf::rank_select::pdep_is_fast()) return with(qf::rank_select::pdep_select{});
     return with(qf::rank_select::broadword_select{});
@@ -371,7 +399,8 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
             levels = rank_select_levels_of(file);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
         }
-        q->lookup = rank_select_lookup(std::move(*levels), file.header(), q->verdicts, o.quick);
+        q->lookup = rank_select_lookup(std::move(*levels), minimizer_gate_of(file), file.header(),
+                                       q->verdicts, o.quick);
         return q;
     }
     // Every other index is copied into its filter: check the whole file first, as at any load.

@@ -627,7 +627,7 @@ TEST_F(index_file_test, a_rewritten_head_is_summed_without_reading_the_file_back
     EXPECT_EQ(w1, 12u);
     EXPECT_EQ(head % 64, 0u);
     qmer::io::index_file const f(path);  // the checksum is checked at open
-    EXPECT_EQ(f.header().format_version, 8u);
+    EXPECT_EQ(f.header().format_version, qmer::io::index_format_version);
     EXPECT_EQ(f.header().elements, 12345u);
     EXPECT_EQ(f.sections()[1].params, final_level);
 }

@@ -157,21 +157,23 @@ TEST_F(panel_workflow, split_and_joint_runs_give_the_direct_query_one_report_and
     // Per sample x index, what the index matched; per sample, every index, multiple and none.
     auto const report = slurp(dir() / "joint" / "qmer_report.tsv");
     EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 1 + 3 * 3) << report;
-    EXPECT_NE(report.find("pairs\tlambda\t20000\t10000\t10000\t9880\t0.988000\t"),
+    // 9,879: pair r3425 has 3 exact hits, one short of its threshold; before the minimizer gate
+    // (format 9) a chance hit made it 4 and called it.
+    EXPECT_NE(report.find("pairs\tlambda\t20000\t10000\t10000\t9879\t0.987900\t"),
               std::string::npos)
         << report;
-    EXPECT_NE(report.find("mixed\tlambda\t20000\t10000\t10000\t9880\t0.988000\t"),
+    EXPECT_NE(report.find("mixed\tlambda\t20000\t10000\t10000\t9879\t0.987900\t"),
               std::string::npos)
         << report;
     EXPECT_NE(report.find("unrelated\tplasmid\t1000\t0\t1000\t0\t"), std::string::npos) << report;
     auto const panel = slurp(dir() / "joint" / "panel_report.tsv");
-    EXPECT_NE(panel.find("pairs\tlambda\t9880\t0.988000\t9880\n"), std::string::npos) << panel;
-    EXPECT_NE(panel.find("pairs\tnone\t120\t0.012000\t\n"), std::string::npos) << panel;
+    EXPECT_NE(panel.find("pairs\tlambda\t9879\t0.987900\t9879\n"), std::string::npos) << panel;
+    EXPECT_NE(panel.find("pairs\tnone\t121\t0.012100\t\n"), std::string::npos) << panel;
 
     // MultiQC's bars are the panel's categories, one bar per sample (not one per sample and
     // index).
     auto const bars = slurp(dir() / "joint" / "qmer_categories_mqc.json");
-    EXPECT_NE(bars.find("\"lambda\": 9880"), std::string::npos) << bars;
+    EXPECT_NE(bars.find("\"lambda\": 9879"), std::string::npos) << bars;
     EXPECT_NE(bars.find("\"unrelated\": {"), std::string::npos) << bars;
     EXPECT_EQ(bars.find("(lambda)"), std::string::npos) << bars;
 
@@ -191,7 +193,7 @@ TEST_F(panel_workflow, split_and_joint_runs_give_the_direct_query_one_report_and
     // Clean reads: the reads (pairs) of category none, the same in both modes, for single,
     // paired and interleaved samples.
     auto const none = ids_of(direct.out, "none");
-    ASSERT_EQ(none.size(), 120u);
+    ASSERT_EQ(none.size(), 121u);  // r3425 among them (above)
     for (char const* file : {"pairs/reads_1.fq.gz", "pairs/reads_2.fq.gz", "unrelated/reads.fq.gz",
                              "mixed/reads.fq.gz"}) {
         auto const joint = gunzip_text(dir() / "joint/clean" / file);

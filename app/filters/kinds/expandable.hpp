@@ -72,12 +72,13 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
         using state = filter_sections<qf::expandable_filter>;
         if (!state::is_rank_select_level(sections[1].params)) return std::nullopt;
         try {
+            size_t const arrays = state::level_arrays(sections);
             auto const& stack = sections[0].params;
             if (stack.size() != 9 || stack[0] != qf::expandable_filter::persistence_tag ||
-                stack[5] != sections.size() - 1)
+                stack[5] != arrays - 1)
                 throw std::invalid_argument("expandable filter: the first array is not its header");
             std::vector<qf::rank_select_table> levels;
-            for (size_t j = 1; j < sections.size(); ++j)
+            for (size_t j = 1; j < arrays; ++j)
                 levels.push_back(
                     state::rank_select_level({sections[j].params, sections[j].words}, j - 1));
             // Each level's window map, from its final size (a sized level's is its own).
@@ -89,6 +90,24 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
                     m0, static_cast<unsigned>(j), levels[j].capacity())));
             return qf::rank_select_levels(std::move(levels), is_minimizer_local(hash.scheme),
                                           std::move(maps));
+        } catch (std::invalid_argument const& e) {
+            throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
+        }
+    }
+
+    // The index's minimizer gate (core/qf/stored/minimizer_gate.hpp), read in place: none where
+    // the index has none. A gate whose windows are not the hash scheme's is refused as damage
+    // (it would turn away stored k-mers). Throws index_error naming the file.
+    static std::optional<qf::minimizer_gate> gate_in_place(io::index_file const& index) {
+        auto const& sections = index.sections();
+        using state = filter_sections<qf::expandable_filter>;
+        try {
+            if (state::level_arrays(sections) == sections.size()) return std::nullopt;
+            auto const& hash = index.header().hash;
+            auto const& gate = sections.back();
+            if (!is_minimizer_local(hash.scheme) || gate.params[1] != hash.window_bits)
+                throw std::invalid_argument("minimizer gate: its windows are not the index's");
+            return qf::minimizer_gate(gate.words, hash.window_bits);
         } catch (std::invalid_argument const& e) {
             throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
         }
@@ -122,6 +141,10 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
                    {"first_level_remainder_bits", std::to_string(p[7])}};
         for (size_t j = 1; j < sections.size(); ++j) {
             auto const& l = sections[j].params;
+            if (l.size() == 3 && l[0] == qf::gate_tag) {
+                d.first.push_back({"minimizer_gate_bits_per_window", std::to_string(l[2])});
+                continue;
+            }
             if (l.size() < 4 || l[0] >= 64) continue;
             uint64_t const canonical = l.size() >= 5 ? l[4] : uint64_t{1} << l[0];
             d.second.push_back(quotient_table(canonical, l[2], l[1], l[3]));

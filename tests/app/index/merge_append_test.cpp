@@ -51,16 +51,25 @@ std::string file_bytes(std::string const& path) {
     return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// How many of the sequence's k-mers the index holds, hashed as its header says.
+// How many of the sequence's k-mers the index holds, hashed as its header says, and passed by
+// its minimizer gate where it has one (a query looks up only those).
 uint64_t held(std::string const& path, std::string const& sequence) {
     qmer::io::index_file const index(path);
     auto const levels = codec::open_in_place(index);
     if (!levels) return 0;
+    auto const gate = codec::gate_in_place(index);
     auto const& h = index.header();
     uint64_t found = 0;
     qmer::with_kmer_hashing(h.k, h.hash_seed, h.hash, [&](auto const& hashing) {
-        (void)for_each_kmer_hash(*levels, hashing, sequence,
-                                 [&](uint64_t x) { found += levels->contains(x); });
+        if constexpr (minimizer_local_hashing<std::decay_t<decltype(hashing)>>) {
+            (void)hashing.for_each_tagged(sequence, [&](uint64_t x, bool plain) {
+                found += (!gate || plain || gate->passes(x)) && levels->contains(x);
+            });
+        } else {
+            EXPECT_FALSE(gate.has_value());
+            (void)for_each_kmer_hash(*levels, hashing, sequence,
+                                     [&](uint64_t x) { found += levels->contains(x); });
+        }
     });
     return found;
 }
@@ -110,7 +119,8 @@ std::optional<sorted_append> append(std::string const& path, std::vector<std::st
     progress_meter progress("test", true);
     // `threads` threads, even past the machine's cores.
     tbb::global_control const limit(tbb::global_control::max_allowed_parallelism, threads);
-    return append_by_merge(*levels, existing, {set, threads, progress},
+    return append_by_merge(*levels, codec::gate_in_place(existing), existing,
+                           {set, threads, progress},
                            {.fill = 0.95,
                             .memory = {.limit = memory_limit},
                             .scratch_folder = scratch,

@@ -1,0 +1,147 @@
+#pragma once
+// A query's lookups behind the index's minimizer gate (core/qf/stored/minimizer_gate.hpp): the
+// k-mers of a read whose gate bit is clear are not looked up at all, which is most of an absent
+// read's k-mers and about one table miss saved per k-mer turned away.
+//
+// Adaptive, as bench/query/SUPERKMER_GATE.md measured it: the gate is an extra pass over each
+// group and a load, with nothing to skip on a read the index holds. So a read's (pair's) first
+// ungated_kmers k-mers are looked up as without a gate, and from then on the gate is used only
+// while the read has no hit: a present read pays for the gate in none of its groups, an absent
+// one in all but its first (absent reads: 0.72x the time, present ones 1.04x, there).
+//
+// A group under the gate goes in two passes: while the k-mers are hashed, each one's gate word is
+// prefetched (a super-k-mer's k-mers share it: one miss per super-k-mer where the gate outgrows
+// the cache); then each k-mer is tested, kept if it passes, and its table lines prefetched,
+// without a branch on the test (present and absent k-mers take it both ways); then the kept ones
+// are looked up together. A k-mer of an overloaded window (hashed plainly, no window of the gate)
+// always passes. What a read reports is unchanged but for `hits`, which can only lose chance
+// hits (a k-mer turned away was never stored); `kmers` counts every k-mer.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "app/pipeline/kmer_batches.hpp"
+#include "core/qf/stored/minimizer_gate.hpp"
+
+namespace qmer::app {
+
+// The k-mers of a read (pair) looked up before the gate may be used, and how often after that
+// the read's hits are looked at again to decide whether it goes on under the gate.
+inline constexpr uint64_t ungated_kmers = 16;
+inline constexpr uint64_t gate_check_kmers = lookup_group;
+
+// Where a read (pair) stands: its k-mers so far and their hits, and whether its next k-mers go
+// through the gate. The decision is taken at fixed k-mer counts (ungated_kmers, then every
+// gate_check_kmers), never at a group's or a mate's end, so that the default and --quick take the
+// same decisions for the same k-mers: a read --quick does not settle gets exactly the default's
+// counts, and one it settles has the default's hits up to there (the same verdict either way).
+// A pair's second mate goes on from its first mate's.
+struct gated_read {
+    uint64_t kmers = 0;
+    uint64_t hits = 0;
+    bool gating = false;
+    uint64_t next_check = ungated_kmers;
+
+    // After k-mers were counted: at a check, the gate from now on if the read has no hit yet.
+    void counted(uint64_t n) noexcept {
+        kmers += n;
+        if (kmers == next_check) {
+            gating = hits == 0;
+            next_check += gate_check_kmers;
+        }
+    }
+};
+
+// The prefetch of h's first lookup, as for_each_kmer_hash_grouped does it.
+template <typename Hashing, typename Filter>
+[[gnu::always_inline]] inline void prefetch_first_lookup(Filter const& filter,
+                                                         uint64_t h) noexcept {
+    if constexpr (first_prefetching_filter<Filter>) {
+        filter.prefetch_first(h);
+    } else {
+        prefetch_lookup<Hashing>(filter, h);
+    }
+}
+
+// Hashes seq's k-mers (Hashing minimizer-local: for_each_tagged) and looks them up a group at a
+// time behind the gate, into `read`. Without `quick` every k-mer is looked up (the default); with
+// it (--quick) the walk stops once read.hits reaches `settle`, and read.kmers counts the k-mers
+// handed over by then.
+template <typename Filter, typename Hashing>
+void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing const& hashing,
+                 std::string_view seq, gated_read& read, bool quick, uint64_t settle) {
+    if (quick && read.hits >= settle) return;
+    std::array<uint64_t, lookup_group> raw;
+    std::array<uint64_t, lookup_group> kept;
+    std::array<bool, lookup_group> plain;
+    size_t n = 0;
+    // A group ends at the next check at the latest; --quick's groups start at first_stop_group
+    // and double up to last_stop_group (as for_each_kmer_hash_grouped's: a read settled by its
+    // first k-mers has hashed few it no longer needs).
+    size_t quick_size = first_stop_group;
+    auto size_now = [&]() -> size_t {
+        return static_cast<size_t>(
+            std::min<uint64_t>(quick ? quick_size : lookup_group, read.next_check - read.kmers));
+    };
+    size_t size = size_now();
+    // Looks the group up; false once --quick's read is settled.
+    auto hand_over = [&]() -> bool {
+        bool const gating = read.gating;
+        std::span<uint64_t const> group(raw.data(), n);
+        if (gating) {
+            size_t k = 0;
+            uint64_t last = raw[0];  // the last hash that passed (prefetched again: harmless)
+            for (size_t i = 0; i < n; ++i) {
+                uint64_t const h = raw[i];
+                bool const pass = plain[i] || gate.passes(h);
+                last = pass ? h : last;
+                prefetch_first_lookup<Hashing>(filter, last);
+                kept[k] = h;
+                k += pass;
+            }
+            group = std::span<uint64_t const>(kept.data(), k);
+        }
+        if (!quick) {
+            read.hits += count_contained_read_only(filter, group);
+        } else {
+            size_t looked = 0;
+            for (uint64_t const h : group) {
+                read.hits += contains_read_only(filter, h);
+                ++looked;
+                if (read.hits >= settle) {
+                    // Handed over: every k-mer up to the one that settled the read, those the
+                    // gate turned away included.
+                    size_t at = looked - 1;
+                    if (gating) {
+                        at = 0;
+                        for (size_t passed = 0; at < n; ++at)
+                            if ((plain[at] || gate.passes(raw[at])) && ++passed == looked) break;
+                    }
+                    read.kmers += at + 1;
+                    n = 0;
+                    return false;
+                }
+            }
+        }
+        read.counted(n);
+        n = 0;
+        quick_size = std::min(2 * quick_size, last_stop_group);
+        size = size_now();
+        return true;
+    };
+    bool const finished = hashing.for_each_tagged(seq, [&](uint64_t h, bool overloaded) -> bool {
+        if (read.gating)
+            gate.prefetch(h);
+        else
+            prefetch_first_lookup<Hashing>(filter, h);
+        raw[n] = h;
+        plain[n] = overloaded;
+        return ++n < size || hand_over();
+    });
+    if (finished && n != 0) (void)hand_over();
+}
+
+}  // namespace qmer::app

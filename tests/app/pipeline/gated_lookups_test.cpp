@@ -1,0 +1,156 @@
+// The lookups behind the minimizer gate (app/pipeline/gated_lookups.hpp), against the same
+// lookups without it: every read's k-mers counted alike, its hits never above those without the
+// gate nor below its exact count (a k-mer of the reference is never turned away, those of
+// overloaded windows included), and --quick's reads settled whenever their exact hits settle them.
+
+#include "app/pipeline/gated_lookups.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/kmer/sequence_hashing.hpp"
+
+namespace {
+
+using namespace qmer::app;
+
+std::string random_bases(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += "ACGT"[rng() % 4];
+    return s;
+}
+
+// A filter that holds the reference's hashes and answers 1 in 64 others present by chance.
+struct set_filter {
+    std::unordered_set<uint64_t> held;
+    bool contains(uint64_t h) const {
+        return held.contains(h) || (h * 0x9E3779B97F4A7C15ULL) >> 58 == 0;
+    }
+};
+
+constexpr unsigned window_bits = 12;
+
+struct fixture {
+    std::vector<uint64_t> marks = std::vector<uint64_t>((uint64_t{1} << window_bits) / 64, 0);
+    std::string reference = random_bases(30000, 11);
+    std::unordered_set<uint64_t> exact;
+    set_filter filter;
+    qmer::qf::gate_bits made{window_bits};
+
+    qmer::local_kmer_hashing hashing() const {
+        return {31, 0, 20, window_bits, marks, qmer::level_window_extra_bits};
+    }
+    fixture() {
+        // Every 16th window overloaded: its k-mers are hashed plainly and set no bit.
+        for (auto& w : marks) w = 0x0001000100010001ULL;
+        hashing().for_each_tagged(reference, [&](uint64_t h, bool plain) {
+            exact.insert(h);
+            filter.held.insert(h);
+            if (!plain) made.set(h);
+        });
+    }
+    uint64_t exact_hits(std::string const& seq) const {
+        uint64_t n = 0;
+        hashing().for_each(seq, [&](uint64_t h) { n += exact.contains(h); });
+        return n;
+    }
+};
+
+// Reads: from the reference, from the reference with every 25th base changed, and unrelated;
+// lengths 0 to 300, some with an N.
+std::vector<std::string> reads_of(std::string const& reference) {
+    std::mt19937 rng(5);
+    std::vector<std::string> out;
+    for (int i = 0; i < 600; ++i) {
+        size_t const length = rng() % 301;
+        std::string read;
+        switch (i % 3) {
+            case 0:
+                read = reference.substr(rng() % (reference.size() - length), length);
+                break;
+            case 1:
+                read = reference.substr(rng() % (reference.size() - length), length);
+                for (size_t j = 7; j < read.size(); j += 25) read[j] = read[j] == 'A' ? 'C' : 'A';
+                break;
+            default:
+                read = random_bases(length, 1000 + i);
+        }
+        if (i % 7 == 0 && read.size() > 50) read[40] = 'N';
+        out.push_back(read);
+    }
+    return out;
+}
+
+TEST(gated_lookups, count_every_kmer_and_lose_only_chance_hits) {
+    fixture const f;
+    qmer::qf::minimizer_gate const gate(f.made.words(), window_bits);
+    auto const hashing = f.hashing();
+    auto const reads = reads_of(f.reference);
+    uint64_t chance_before = 0, chance_after = 0;
+    for (size_t i = 0; i < reads.size(); ++i) {
+        // Single reads, and pairs (a read with the next one as its mate).
+        for (bool paired : {false, true}) {
+            std::string const& mate = reads[(i + 1) % reads.size()];
+            uint64_t kmers = 0, hits = 0;
+            auto ungated = [&](std::string const& seq) {
+                kmers += for_each_kmer_hash_grouped(
+                    f.filter, hashing, seq, [&](std::span<uint64_t const> group) {
+                        hits += count_contained_read_only(f.filter, group);
+                    });
+            };
+            ungated(reads[i]);
+            if (paired) ungated(mate);
+            gated_read read;
+            count_gated(f.filter, gate, hashing, reads[i], read, false, 0);
+            if (paired) count_gated(f.filter, gate, hashing, mate, read, false, 0);
+            uint64_t const exact = f.exact_hits(reads[i]) + (paired ? f.exact_hits(mate) : 0);
+            ASSERT_EQ(read.kmers, kmers) << i;
+            ASSERT_LE(read.hits, hits) << i;
+            ASSERT_GE(read.hits, exact) << i;
+            if (i % 3 == 2) {  // unrelated reads
+                chance_before += hits - exact;
+                chance_after += read.hits - exact;
+            }
+        }
+    }
+    // The gate turns most chance hits of unrelated reads away (they have no hit to stop it, but a
+    // chance hit among their first ungated_kmers does).
+    EXPECT_GT(chance_before, 100u);
+    EXPECT_LT(chance_after, chance_before / 2);
+}
+
+TEST(gated_lookups, quick_settles_every_read_its_exact_hits_settle) {
+    fixture const f;
+    qmer::qf::minimizer_gate const gate(f.made.words(), window_bits);
+    auto const hashing = f.hashing();
+    for (auto const& seq : reads_of(f.reference)) {
+        uint64_t total = 0;
+        hashing.for_each(seq, [&](uint64_t) { ++total; });
+        for (uint64_t settle : {1u, 4u, 20u}) {
+            gated_read read;
+            count_gated(f.filter, gate, hashing, seq, read, true, settle);
+            ASSERT_LE(read.kmers, total);
+            if (f.exact_hits(seq) >= settle) {
+                ASSERT_GE(read.hits, settle);
+            } else if (read.hits < settle) {
+                ASSERT_EQ(read.kmers, total);  // not settled: every k-mer handed over
+            }
+            // Settled: the k-mers up to the one that settled it, which is a hit.
+            if (read.hits >= settle) {
+                std::vector<uint64_t> hashes;
+                hashing.for_each(seq, [&](uint64_t h) { hashes.push_back(h); });
+                ASSERT_GE(read.kmers, 1u);
+                ASSERT_TRUE(f.filter.contains(hashes[read.kmers - 1]));
+            }
+        }
+    }
+}
+
+}  // namespace
