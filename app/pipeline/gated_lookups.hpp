@@ -104,8 +104,12 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
             }
             group = std::span<uint64_t const>(kept.data(), k);
         }
-        if (!quick) {
-            read.hits += count_contained_read_only(filter, group);
+        // The group's hits in one call (its lookups overlap); --quick walks it k-mer by k-mer
+        // only where it settles the read, to find the k-mer that does (its lines are cached by
+        // then): an unsettled read, most of all an absent one, costs what the default's does.
+        uint64_t const found = count_contained_read_only(filter, group);
+        if (!quick || read.hits + found < settle) {
+            read.hits += found;
         } else {
             size_t looked = 0;
             for (uint64_t const h : group) {
