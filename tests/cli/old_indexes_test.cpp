@@ -8,7 +8,9 @@
 // several levels (scheme 1) reads every level as format 5 does, and appending to it keeps scheme 1.
 // Format 7 changed the checksum's rule (io::index_checksum): a format-6 index is checked by its
 // own. Format 8 changed it again (the header and the section parameters before the first section
-// words are the first piece): a format-7 index is checked by format 7's.
+// words are the first piece): a format-7 index is checked by format 7's. Format 9 added the
+// minimizer gate, a section after the levels: a format-8 index has none and is answered without
+// it, and an append to it writes none (its k-mers' bits were never set).
 
 #include <filesystem>
 #include <sstream>
@@ -82,7 +84,7 @@ TEST_P(old_growing_indexes, append_writes_the_current_format_and_keeps_every_hit
         << info.out;
     // Appending keeps the old index's hash scheme: plain before format 4, scheme 1 (no level
     // window bits) in format 5, scheme 2 from format 6.
-    if (name == "lambda_v6" || name == "lambda_v7") {
+    if (name == "lambda_v6" || name == "lambda_v7" || name == "lambda_v8") {
         EXPECT_NE(info.out.find("larger levels read more window bits"), std::string::npos)
             << info.out;
     } else if (name.find("_v5_") == std::string::npos) {
@@ -94,6 +96,7 @@ TEST_P(old_growing_indexes, append_writes_the_current_format_and_keeps_every_hit
         EXPECT_NE(qmer({"info", "--json", "idx.qmer"}).out.find("\"level_window_bits\": 0"),
                   std::string::npos);
     }
+    EXPECT_EQ(info.out.find("minimizer gate"), std::string::npos) << info.out;
     auto const r =
         qmer({"query", "-q", "-o", "-", "idx.qmer", data("lambda_reads_1.fq.gz").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -120,13 +123,14 @@ TEST_P(old_growing_indexes, append_writes_the_current_format_and_keeps_every_hit
     EXPECT_EQ(reads, 10000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(formats_1_2_4_5_6_and_7, old_indexes,
+INSTANTIATE_TEST_SUITE_P(formats_1_to_8, old_indexes,
                          ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels",
                                            "lambda_v4_external_locks", "lambda_v5_local_levels",
-                                           "lambda_v6", "lambda_v7"));
-INSTANTIATE_TEST_SUITE_P(formats_1_2_5_6_and_7, old_growing_indexes,
+                                           "lambda_v6", "lambda_v7", "lambda_v8"));
+INSTANTIATE_TEST_SUITE_P(formats_1_2_5_to_8, old_growing_indexes,
                          ::testing::Values("lambda_v1", "lambda_v2", "lambda_v2_levels",
-                                           "lambda_v5_local_levels", "lambda_v6", "lambda_v7"));
+                                           "lambda_v5_local_levels", "lambda_v6", "lambda_v7",
+                                           "lambda_v8"));
 
 }  // namespace
 }  // namespace qmer::test
