@@ -1,13 +1,17 @@
 #pragma once
 // A query's lookups behind the index's minimizer gate (core/qf/stored/minimizer_gate.hpp): the
 // k-mers of a read whose gate bit is clear are not looked up at all, which is most of an absent
-// read's k-mers and about one table miss saved per k-mer turned away.
+// read's k-mers. What that saves is the lookups' work: their instructions, and their misses where
+// the gate is cached and the table is not. At host scale the gate (256 MiB for 2.4 G k-mers) costs
+// a miss per super-k-mer itself, about what the table's blocks cost a read with super-k-mer
+// locality, so there the saving is the instructions: absent reads took 0.85x their CPU time at
+// 2.4 Gbp, 0.7x at 48 Mbp (bench/scale, bench/peers).
 //
 // Adaptive, as bench/query/SUPERKMER_GATE.md measured it: the gate is an extra pass over each
 // group and a load, with nothing to skip on a read the index holds. So a read's (pair's) first
-// ungated_kmers k-mers are looked up as without a gate, and from then on the gate is used only
-// while the read has no hit: a present read pays for the gate in none of its groups, an absent
-// one in all but its first (absent reads: 0.72x the time, present ones 1.04x, there).
+// ungated_kmers k-mers are looked up as without a gate, and later ones through it only while the
+// read has no hit (decided at fixed k-mer counts: gated_read): a present read pays for the gate in
+// none of its groups, an absent one in all but its first.
 //
 // A group under the gate goes in two passes: while the k-mers are hashed, each one's gate word is
 // prefetched (a super-k-mer's k-mers share it: one miss per super-k-mer where the gate outgrows
@@ -107,7 +111,7 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
         // The group's hits in one call (its lookups overlap); --quick walks it k-mer by k-mer
         // only where it settles the read, to find the k-mer that does (its lines are cached by
         // then): an unsettled read, most of all an absent one, costs what the default's does.
-        uint64_t const found = count_contained_read_only(filter, group);
+        uint64_t const found = group.empty() ? 0 : count_contained_read_only(filter, group);
         if (!quick || read.hits + found < settle) {
             read.hits += found;
         } else {
