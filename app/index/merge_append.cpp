@@ -156,7 +156,7 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     // size, which it never leaves); else its final size's, `early` doublings short of it.
     bool const top_sized = top.capacity() > top_final->g.canonical_slots();
     unsigned top_early = 0;
-    for (unsigned early = 1; !top_sized && early <= stack::level_growths; ++early) {
+    for (unsigned early = 1; !top_sized && early <= stack::max_early(m0, r0, top_index); ++early) {
         auto const smaller = stack::plan_level(m0, r0, top_index, early);
         if (!smaller || smaller->g.canonical_slots() < top.capacity()) break;
         top_early = early;
@@ -269,12 +269,14 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
             top_takes = 0;
             while (top_cells < cells.size() && top_takes + cells[top_cells] <= room_left)
                 top_takes += cells[top_cells++];
-            // The rest: in the smallest size an ordinary pushed level passes through whose room
-            // holds it (it grows from there as the inserts' would), else in a level sized for
-            // it at --fill (never fuller than the stack's delta_grow: Theorem 2's bound).
+            // The rest: in the smallest size of the next level whose room holds it, down to
+            // max_early doublings short of its final size (an early top level: a few k-mers
+            // onto a large index take a level their size; it grows from there as any top level
+            // does), else in a level sized for it at --fill (never fuller than the stack's
+            // delta_grow: Theorem 2's bound).
             uint64_t const rest = left - top_takes;
             std::optional<qf::expandable_filter::level_table> shape;
-            for (unsigned e = stack::level_growths + 1; !shape && e-- > 0;)
+            for (unsigned e = stack::max_early(m0, r0, top_index + 1) + 1; !shape && e-- > 0;)
                 if (auto const t = stack::plan_level(m0, r0, top_index + 1, e);
                     t && room_of(t->g) >= rest)
                     shape = t;

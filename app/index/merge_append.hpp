@@ -24,13 +24,15 @@ namespace qmer::app {
 // as one sequential pass each, bin after bin (rank_select::rank_select_writer): the top level
 // merged with its stored fingerprints (at the smallest size it passes through that holds them, or
 // its final size, filled to its room), and where it has no room for them all, one new level holding
-// the rest: at the smallest size an ordinary pushed level passes through that holds it, or past
-// its final size sized for it (expandable_filter::plan_sized_level: the slots it needs at --fill,
-// the remainder bits of the level's place in the stack); the levels below the top copied word for
-// word. Taken when the index is the default filter in the rank-select layout without cascading
-// inserts, the references can be read (files) and the index is a file (its header is rewritten
-// once the levels' counts are known). Otherwise, or when a level does not fit its slots, it
-// returns nothing and writes nothing, and the caller appends k-mer by k-mer.
+// the rest: at the smallest size of its place that holds it, down to 2^-16 of its final size (an
+// early top level, core/qf/concurrent/expandable.hpp: a few k-mers onto a host-sized index take
+// a level their size, not a quarter of the first level), or past its final size sized for it
+// (expandable_filter::plan_sized_level: the slots it needs at --fill, the remainder bits of the
+// level's place in the stack); the levels below the top copied word for word. Taken when the index
+// is the default filter in the rank-select layout without cascading inserts, the references can be
+// read (files) and the index is a file (its header is rewritten once the levels' counts are known).
+// Otherwise, or when a level does not fit its slots, it returns nothing and writes nothing, and the
+// caller appends k-mer by k-mer.
 //
 // Bins in hash order are in fingerprint order for every level: a level reads a hash through its
 // window map (core/qf/stored/level_windows.hpp), which keeps the hash's top B bits and permutes

@@ -78,6 +78,15 @@
 // of up to 2^-(R0 + 6). A sized level never grows; the top one takes inserts up to delta_grow of
 // its slots, and then the next level is pushed at its ordinary size.
 //
+// Early top levels: a top level written whole by the sorted merge may start up to
+// max_early_doublings short of its final size (at least min_early_slots slots), with the final
+// size's fingerprints as a pushed level's 1/8 start has them (R0 + i + early remainder bits): an
+// append of a few k-mers onto a large index takes a level the size they need, where the smallest
+// ordinary size of level 1 (a quarter of level 0) made 5 Mbp onto a 2.4 Gbp index a 1.4 GB level.
+// Such a level grows as any top level does (bounded growing keeps its fingerprints; the merge
+// rewrites it at any larger early size), and its false-positive share is below its place's
+// (more remainder bits). Formats before 9 refuse it (their loader allowed 1/8 at most).
+//
 // Memory: memory_bytes() includes the tables a level left behind when it doubled (the locally
 // locked filter keeps them until destruction, since a query may still read them): about 7/8 of a
 // level's final table. live_memory_bytes() counts the current tables only.
@@ -157,6 +166,10 @@ struct expandable_level_stats {
 class expandable_filter {
   public:
     static constexpr unsigned level_growths = 3;  // each level starts at 1/8 of its final size
+    // A top level written whole by the sorted merge: at most this many doublings short of its
+    // final size, and at least this many canonical slots (see "Early top levels" at the top).
+    static constexpr unsigned max_early_doublings = 16;
+    static constexpr uint64_t min_early_slots = 1024;
     static constexpr uint64_t default_expected_elements = uint64_t{1} << 16;
     static constexpr unsigned min_final_quotient_bits = 10;
     static constexpr unsigned max_levels = 40;
@@ -395,10 +408,11 @@ class expandable_filter {
                 first_level_room(o, m0), stack_params(o, 1, q0, r0, m0)};
     }
     // Level i of a stack whose level 0 has m0 canonical slots and r0 remainder bits at its final
-    // size, `early` doublings before its own final size (0..level_growths; a pushed level starts
-    // at level_growths): its geometry (the final one's fingerprints) and its table's total slots,
-    // as the filter makes them; nothing when level i cannot exist. For writers of whole levels
-    // (qmer index --append's sorted merge), whose files must load as the filter's own.
+    // size, `early` doublings before its own final size (0..max_early(m0, r0, i); a pushed level
+    // starts at level_growths, a top level the sorted merge writes may start earlier, see "Early
+    // top levels" at the top): its geometry (the final one's fingerprints) and its table's total
+    // slots, as the filter makes them; nothing when level i cannot exist. For writers of whole
+    // levels (qmer index --append's sorted merge), whose files must load as the filter's own.
     struct level_table {
         geometry g;
         size_t total_slots = 0;
@@ -406,10 +420,24 @@ class expandable_filter {
     static std::optional<level_table> plan_level(uint64_t m0, unsigned r0, unsigned i,
                                                  unsigned early) {
         unsigned const q0 = geometry::with_slots(m0, 1).quotient_bits;
-        if (i >= max_levels || !level_possible(q0, r0, i) || early > level_growths)
+        if (i >= max_levels || !level_possible(q0, r0, i) || early > max_early(m0, r0, i))
             return std::nullopt;
         geometry const final_g = final_geometry(m0, r0, i);
         return level_table{final_g.shrunk(early), total_slots_before_final(final_g, early)};
+    }
+    // The most doublings a top level may be short of its final size (level i of a stack with
+    // level 0's m0 and r0): at least level_growths; for a level the merge writes, as many as keep
+    // its slots a whole number (m0 2^i / 2^early), at least min_early_slots of them, and its
+    // remainders within a start slot of the concurrent layout, up to max_early_doublings.
+    static unsigned max_early(uint64_t m0, unsigned r0, unsigned i) noexcept {
+        uint64_t const final_slots = m0 << i;
+        unsigned most = level_growths;
+        while (most < max_early_doublings &&
+               (final_slots >> (most + 1)) << (most + 1) == final_slots &&
+               (final_slots >> (most + 1)) >= min_early_slots &&
+               r0 + i + most + 1 + level_growths <= max_remainder_bits)
+            ++most;
+        return most;
     }
     // Level i sized for `elements` at `fill` (see "Sized levels" at the top): its final size if
     // they fit it, else the fewest canonical slots, a multiple of 64, that hold them at that fill,
@@ -521,10 +549,10 @@ class expandable_filter {
                 lp[4] > final_g.canonical_slots() && lp[0] <= max_quotient_bits &&
                 lp[0] + lp[1] <= max_fingerprint_bits &&
                 geometry::with_slots(lp[4], final_g.remainder_bits).quotient_bits == lp[0];
-            bool const shape_ok = lp[0] + lp[1] == final_g.fingerprint_bits() &&
-                                  lp[0] <= final_g.quotient_bits &&
-                                  lp[0] + level_growths >= final_g.quotient_bits &&
-                                  (j + 1 == n || lp[0] == final_g.quotient_bits);
+            bool const shape_ok =
+                lp[0] + lp[1] == final_g.fingerprint_bits() && lp[0] <= final_g.quotient_bits &&
+                lp[0] + f->max_early(f->m0_, f->r0_, j) >= final_g.quotient_bits &&
+                (j + 1 == n || lp[0] == final_g.quotient_bits);
             if (!shape_ok && !sized)
                 fail("level " + std::to_string(j) + ": geometry does not fit the stack");
             geometry const g =
@@ -571,6 +599,10 @@ class expandable_filter {
     // overflow_slots_for(m/8) and each doubling takes max(m' + overflow_slots_for(m'), twice the
     // previous), as locally_locked does.
     static size_t total_slots_before_final(geometry final_g, unsigned early) {
+        if (early > level_growths) {  // written at that size (an early top level), not grown
+            geometry const g = final_g.shrunk(early);
+            return g.canonical_slots() + overflow_slots_for(g.canonical_slots());
+        }
         geometry g = final_g.shrunk(level_growths);
         size_t total = g.canonical_slots() + overflow_slots_for(g.canonical_slots());
         for (unsigned step = early; step < level_growths; ++step) {
@@ -602,18 +634,23 @@ class expandable_filter {
     }
 
     // m0: the fewest canonical slots, a multiple of 64 (so every start size m0 2^i / 8 is a whole
-    // number) and at least 2^10, with delta_grow * m0 > expected (section 4 takes the next power of
-    // two instead); first_level_fill instead of delta_grow for a counted first level. R0: the
-    // fewest remainder bits whose Theorem 2 sum is <= p.
+    // number) and of 2^(its bit width - 12) (early top levels), and at least 2^10, with delta_grow
+    // * m0 > expected (section 4 takes the next power of two instead); first_level_fill instead of
+    // delta_grow for a counted first level. R0: the fewest remainder bits whose Theorem 2 sum is <=
+    // p.
     static void plan(expandable_options const& o, unsigned& q0, unsigned& r0, uint64_t& m0) {
         double const expected = static_cast<double>(
             o.expected_elements == 0 ? default_expected_elements : o.expected_elements);
         double const fill = o.first_level_at_final_size ? o.first_level_fill : o.grow_at;
         if (expected / fill > std::ldexp(1.0, max_planned_quotient_bits))
             throw std::invalid_argument("expandable filter: expected count too large");
-        constexpr uint64_t unit = 64;
-        m0 = std::max<uint64_t>(uint64_t{1} << min_final_quotient_bits,
-                                (static_cast<uint64_t>(expected / fill) / unit + 1) * unit);
+        // A multiple of 64, and of more powers of two as it grows: its 12 top bits kept (at most
+        // 1/2048 of its slots more), so that a level written early (max_early) can be as small as
+        // an append onto a large index needs.
+        auto const wanted = static_cast<uint64_t>(expected / fill);
+        uint64_t const unit = uint64_t{1}
+                              << std::max(6, static_cast<int>(std::bit_width(wanted)) - 12);
+        m0 = std::max<uint64_t>(uint64_t{1} << min_final_quotient_bits, (wanted / unit + 1) * unit);
         q0 = geometry::with_slots(m0, 1).quotient_bits;
         for (r0 = 1; q0 + r0 <= max_fingerprint_bits; ++r0)
             if (theorem2_sum(o, q0, r0, m0) <= o.max_false_positive_rate) return;

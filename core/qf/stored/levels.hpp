@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/qf/stored/level_windows.hpp"
@@ -69,32 +70,12 @@ class rank_select_levels {
     // bench/append/README.md).
     template <typename Select = rank_select::broadword_select>
     uint64_t count_contained(std::span<uint64_t const> hashes) const noexcept {
-        uint64_t hits = 0;
-        std::array<uint64_t, pending_group> pending;
-        size_t const levels = by_elements_.size();
-        while (!hashes.empty()) {
-            size_t n = std::min(hashes.size(), pending_group);
-            std::copy_n(hashes.begin(), n, pending.begin());
-            hashes = hashes.subspan(n);
-            for (size_t at = 0; at < levels; ++at) {
-                size_t const j = by_elements_[at];
-                rank_select_group_lookup<Select> lookup(levels_[j]);
-                level_window_map const map = maps_[j];
-                size_t const next = at + 1 < levels ? by_elements_[at + 1] : levels;
-                size_t missed = 0;
-                for (size_t i = 0; i < n; ++i) {
-                    uint64_t const h = pending[i];
-                    pending[missed] = h;
-                    bool const found = lookup.contains(map.apply(h));
-                    if (!found && next != levels) prefetch_level(next, h);
-                    missed += !found;
-                }
-                hits += n - missed;
-                n = missed;
-                if (n == 0) break;
-            }
-        }
-        return hits;
+#if defined(__x86_64__)
+        if constexpr (std::is_same_v<Select, rank_select::pdep_select>)
+            return count_contained_bmi2(hashes);
+        else
+#endif
+            return count_levels<Select>(hashes);
     }
     // The prefetch of h before count_contained: the first level it probes.
     [[gnu::always_inline]] void prefetch_first(uint64_t h) const noexcept {
@@ -113,13 +94,25 @@ class rank_select_levels {
             prefetch_deep_if_large(levels_[j], maps_[j].apply(h));
     }
 
-    size_t levels() const noexcept { return levels_.size(); }
-    rank_select_table const& level(size_t j) const { return levels_.at(j); }
+    size_t levels() const noexcept {
+        return levels_.size();
+    }
+    rank_select_table const& level(size_t j) const {
+        return levels_.at(j);
+    }
     // How level j reads a hash: its lookups are level(j).contains(level_map(j).apply(h)).
-    level_window_map const& level_map(size_t j) const { return maps_.at(j); }
-    size_t size() const noexcept { return sum(&rank_select_table::size); }
-    size_t capacity() const noexcept { return sum(&rank_select_table::capacity); }
-    size_t memory_bytes() const noexcept { return sum(&rank_select_table::memory_bytes); }
+    level_window_map const& level_map(size_t j) const {
+        return maps_.at(j);
+    }
+    size_t size() const noexcept {
+        return sum(&rank_select_table::size);
+    }
+    size_t capacity() const noexcept {
+        return sum(&rank_select_table::capacity);
+    }
+    size_t memory_bytes() const noexcept {
+        return sum(&rank_select_table::memory_bytes);
+    }
     // 1 - prod_j (1 - p_j): a false positive needs a match on some level.
     double false_positive_rate() const noexcept {
         double log_miss = 0;
@@ -128,6 +121,66 @@ class rank_select_levels {
     }
 
   private:
+    // count_contained's loop. Each level's lookups of the pending hashes in a loop of their own,
+    // instantiated for a level that reads the hash as it is (level 0, and every level of older
+    // indexes) and one that maps it, and for the last level probed, which prefetches no next one:
+    // the fullest level, which answers most lookups, then costs what a one-level index's do.
+    template <typename Select>
+    [[gnu::always_inline]] uint64_t count_levels(std::span<uint64_t const> hashes) const noexcept {
+        uint64_t hits = 0;
+        std::array<uint64_t, pending_group> pending;
+        size_t const levels = by_elements_.size();
+        while (!hashes.empty()) {
+            size_t n = std::min(hashes.size(), pending_group);
+            std::copy_n(hashes.begin(), n, pending.begin());
+            hashes = hashes.subspan(n);
+            for (size_t at = 0; at < levels; ++at) {
+                size_t const j = by_elements_[at];
+                bool const identity = maps_[j].moved == 0;
+                bool const last = at + 1 == levels;
+                size_t const next = last ? 0 : by_elements_[at + 1];
+                size_t missed;
+                if (identity && last)
+                    missed = lookup_level<Select, true, true>(j, next, pending.data(), n);
+                else if (identity)
+                    missed = lookup_level<Select, true, false>(j, next, pending.data(), n);
+                else if (last)
+                    missed = lookup_level<Select, false, true>(j, next, pending.data(), n);
+                else
+                    missed = lookup_level<Select, false, false>(j, next, pending.data(), n);
+                hits += n - missed;
+                n = missed;
+                if (n == 0) break;
+            }
+        }
+        return hits;
+    }
+    // Level j's lookups of pending[0, n): those it does not hold are moved to the front, their
+    // count returned, and their lines on level `next` prefetched (unless Last).
+    template <typename Select, bool Identity, bool Last>
+    [[gnu::always_inline]] size_t lookup_level(size_t j, size_t next, uint64_t* pending,
+                                               size_t n) const noexcept {
+        rank_select_group_lookup<Select> lookup(levels_[j]);
+        level_window_map const map = maps_[j];
+        size_t missed = 0;
+        for (size_t i = 0; i < n; ++i) {
+            uint64_t const h = pending[i];
+            pending[missed] = h;
+            bool const found = lookup.contains(Identity ? h : map.apply(h));
+            if constexpr (!Last)
+                if (!found) prefetch_level(next, h);
+            missed += !found;
+        }
+        return missed;
+    }
+#if defined(__x86_64__)
+    // As rank_select_table::count_contained_bmi2: BMI2's shifts in the whole loop.
+    [[gnu::target("bmi2"), gnu::noinline]] uint64_t count_contained_bmi2(
+        std::span<uint64_t const> hashes) const noexcept {
+        return count_levels<rank_select::pdep_select>(hashes);
+    }
+#endif
+
     [[gnu::always_inline]] static void prefetch_deep_if_large(rank_select_table const& level,
                                                               uint64_t h) noexcept {
         if (level.memory_bytes() >= deep_prefetch_min_bytes)

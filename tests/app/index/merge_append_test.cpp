@@ -249,6 +249,58 @@ TEST(merge_append, more_than_the_top_holds_adds_a_level_the_same_on_any_threads)
     for (reference const* r : {&a, &b, &c}) EXPECT_EQ(held(one, r->sequence), r->positions());
 }
 
+// A few new k-mers onto a larger index: the new level is an early top level
+// (core/qf/concurrent/expandable.hpp, "Early top levels"), more than 3 doublings short of its final
+// size, not a quarter of the first level; it loads into the concurrent filter and grows there by
+// inserts, and a later merge append grows it too; every k-mer is held throughout.
+TEST(merge_append, a_few_kmers_onto_a_larger_index_take_an_early_level_that_grows) {
+    qmer::test::temp_folder const dir;
+    reference const a = write_reference(dir, "a.fa", random_bases(400000, 21));
+    reference const b = write_reference(dir, "b.fa", random_bases(3000, 22));
+    reference const d = write_reference(dir, "d.fa", random_bases(60000, 24));
+    std::string const path = (dir / "x.qmer").string();
+    build_index(path, a, a.positions());
+    build_counts counts;
+    auto const done = append(path, {b.path}, counts);
+    ASSERT_TRUE(done.has_value());
+    ASSERT_EQ(done->added_levels, 1u);
+    {
+        qmer::io::index_file const index(path);
+        auto const& stack = index.sections()[0].params;
+        uint64_t const m0 = stack[8];
+        auto const r0 = static_cast<unsigned>(stack[7]);
+        auto const levels = rank_select_levels_of(index);
+        ASSERT_EQ(levels->levels(), 2u);
+        auto const eighth = qmer::qf::expandable_filter::plan_level(m0, r0, 1, 3);
+        ASSERT_TRUE(eighth.has_value());
+        EXPECT_LT(levels->level(1).capacity() * 4, eighth->g.canonical_slots());
+        EXPECT_GT(levels->level(1).geometry().remainder_bits, r0 + 1 + 3);
+    }
+    EXPECT_EQ(held(path, a.sequence), a.positions());
+    EXPECT_EQ(held(path, b.sequence), b.positions());
+
+    // Loaded to take inserts (an append k-mer by k-mer): the early level grows by doubling.
+    {
+        qmer::io::index_file const index(path);
+        auto filter = codec::open(index);
+        std::string const c = random_bases(40000, 23);
+        auto const& h = index.header();
+        qmer::with_kmer_hashing(h.k, h.hash_seed, h.hash, [&](auto const& hashing) {
+            hashing.for_each(c, [&](uint64_t x) { (void)filter->insert(x); });
+            uint64_t missing = 0;
+            hashing.for_each(c, [&](uint64_t x) { missing += !filter->contains(x); });
+            hashing.for_each(b.sequence, [&](uint64_t x) { missing += !filter->contains(x); });
+            EXPECT_EQ(missing, 0u);
+        });
+        EXPECT_GT(filter->level_stats().back().growths, 0u);
+    }
+
+    // A larger merge append onto it: the top rewritten at a larger size of its place.
+    auto const again = append(path, {d.path}, counts);
+    ASSERT_TRUE(again.has_value());
+    for (reference const* r : {&a, &b, &d}) EXPECT_EQ(held(path, r->sequence), r->positions());
+}
+
 // The files of the folder, by name.
 std::set<std::string> files_in(qmer::test::temp_folder const& dir) {
     std::set<std::string> names;

@@ -502,6 +502,47 @@ TEST(expandable, plan_level_is_the_shape_the_filter_gives_each_level) {
     EXPECT_FALSE(expandable_filter::plan_level(m0, r0, expandable_filter::max_levels, 0));
 }
 
+// m0 keeps its 12 top bits (at most 1/2048 more slots than asked), so that the levels above it
+// can be written early (max_early): down to 2^-16 of their final size or to a few thousand slots
+// (at least min_early_slots, a whole number of them); the early geometry keeps the final
+// fingerprint bits.
+TEST(expandable, m0_allows_early_top_levels_as_small_as_an_append_needs) {
+    for (uint64_t expected : {1000ull, 60000ull, 1234567ull, 98765432ull, 2400000000ull}) {
+        expandable_options o;
+        o.expected_elements = expected;
+        o.first_level_at_final_size = true;
+        o.first_level_fill = 0.95;
+        o.grow_at = 0.95;
+        auto const plan = expandable_filter::plan_first_level(o);
+        uint64_t const m0 = plan.g.canonical_slots();
+        double const wanted = static_cast<double>(expected) / 0.95;
+        EXPECT_GE(static_cast<double>(m0), wanted) << expected;
+        EXPECT_LE(static_cast<double>(m0), std::max(1024.0, wanted * (1 + 1.0 / 2048) + 64))
+            << expected;
+        EXPECT_EQ(m0 % 64, 0u);
+        auto const r0 = plan.g.remainder_bits;
+        for (unsigned i = 1; i < 4; ++i) {
+            unsigned const most = expandable_filter::max_early(m0, r0, i);
+            EXPECT_GE(most, expandable_filter::level_growths);
+            EXPECT_LE(most, expandable_filter::max_early_doublings);
+            auto const final_level = expandable_filter::plan_level(m0, r0, i, 0);
+            auto const earliest = expandable_filter::plan_level(m0, r0, i, most);
+            ASSERT_TRUE(final_level && earliest) << expected << " level " << i;
+            EXPECT_EQ(earliest->g.canonical_slots() << most, final_level->g.canonical_slots());
+            EXPECT_EQ(earliest->g.fingerprint_bits(), final_level->g.fingerprint_bits());
+            if (most > expandable_filter::level_growths)
+                EXPECT_GE(earliest->g.canonical_slots(), expandable_filter::min_early_slots);
+            EXPECT_FALSE(expandable_filter::plan_level(m0, r0, i, most + 1));
+            // Large stacks reach small early levels: 2^-16 of the final size, or below 2^12 slots
+            // (m0's 12 top bits: the slots stay whole down to that).
+            if (expected >= 1000000)
+                EXPECT_TRUE(most == expandable_filter::max_early_doublings ||
+                            earliest->g.canonical_slots() < 4 * expandable_filter::min_early_slots)
+                    << expected << " level " << i << ": " << most;
+        }
+    }
+}
+
 // A sized level (--append's sorted merge): its final size when the elements fit it, else the
 // fewest slots (a multiple of 64) holding them at the fill, with its place's remainder bits, so
 // that its false-positive share is its place's. Loaded, it takes inserts up to delta_grow of its
