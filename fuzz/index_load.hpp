@@ -54,6 +54,9 @@ inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t c
             for (uint64_t h : probes) result.in_place_found += levels->contains(h) ? 1 : 0;
             for (uint64_t h : appended) (void)levels->contains(h);
         }
+        // Its minimizer gate (format 9), as a query tests it before a lookup.
+        if (auto const gate = app::minimizer_gate_of(index); gate && probe)
+            for (uint64_t h : probes) (void)gate->passes(h);
         app::visit_filter_kind(kind, [&](auto tag) {
             using codec = app::filter_codec<decltype(tag)::value>;
             auto const filter = codec::load(index);
