@@ -127,6 +127,12 @@ append_memory plan_append_memory(uint64_t positions, uint64_t index_bytes, unsig
     return plan;
 }
 
+uint64_t append_index_bytes(io::index_file const& existing,
+                            std::optional<qf::minimizer_gate> const& gate) {
+    return existing.file_bytes() +
+           (gate ? qf::gate_words(gate->window_bits()) * sizeof(uint64_t) : 0);
+}
+
 std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& levels,
                                              std::optional<qf::minimizer_gate> const& stored_gate,
                                              io::index_file const& existing,
@@ -175,8 +181,9 @@ std::optional<sorted_append> append_by_merge(qf::rank_select_levels const& level
     uint64_t const positions = estimate_kmers_from_sizes(pass.refs.paths);
     qf::level_windows const windows = header.hash.level_windows();
     unsigned const bin_bits = append_bin_bits(positions, windows, settings.bin_bits);
-    append_memory const memory = plan_append_memory(positions, existing.file_bytes(), threads,
-                                                    bin_bits, settings.memory.limit);
+    append_memory const memory =
+        plan_append_memory(positions, append_index_bytes(existing, stored_gate), threads, bin_bits,
+                           settings.memory.limit);
     std::unique_ptr<io::spill_file> file;
     if (!memory.in_memory) {
         if (memory.least_spilled > settings.memory.limit)

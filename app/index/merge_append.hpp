@@ -89,6 +89,11 @@ struct append_memory {
 // index, mapped while the append runs; `bin_bits`: the bins' hash bits.
 append_memory plan_append_memory(uint64_t positions, uint64_t index_bytes, unsigned threads,
                                  unsigned bin_bits, uint64_t limit);
+// What an append holds of the index while it runs (plan_append_memory's `index_bytes`): the file,
+// mapped, and a copy of its minimizer gate, which takes the new k-mers' bits (2^B x 32 bits: 256
+// MiB for a host).
+uint64_t append_index_bytes(io::index_file const& existing,
+                            std::optional<qf::minimizer_gate> const& gate);
 // The bins' hash bits for `positions` positions: `wanted` (0: from the positions), at most what
 // the levels' window maps keep in order (B, or any where they are the identity).
 unsigned append_bin_bits(uint64_t positions, qf::level_windows windows, unsigned wanted);

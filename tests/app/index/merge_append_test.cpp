@@ -319,9 +319,11 @@ uint64_t spilled_limit(std::string const& path, std::vector<std::string> const& 
     unsigned const bits = append_bin_bits(positions, index.header().hash.level_windows(), bin_bits);
     EXPECT_EQ(bits, bin_bits) << "the index's windows allow fewer bin bits";
     append_memory const at_least =
-        plan_append_memory(positions, index.file_bytes(), threads, bits, ~uint64_t{0});
+        plan_append_memory(positions, append_index_bytes(index, codec::gate_in_place(index)),
+                           threads, bits, ~uint64_t{0});
     append_memory const plan =
-        plan_append_memory(positions, index.file_bytes(), threads, bits, at_least.least_spilled);
+        plan_append_memory(positions, append_index_bytes(index, codec::gate_in_place(index)),
+                           threads, bits, at_least.least_spilled);
     EXPECT_FALSE(plan.in_memory) << "the hashes fit in memory at the scratch file's least";
     return at_least.least_spilled;
 }
