@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "app/pipeline/kmer_batches.hpp"
+#include "core/kmer/batch_hashing.hpp"
 #include "core/qf/stored/minimizer_gate.hpp"
 
 namespace qmer::app {
@@ -70,27 +71,36 @@ template <typename Hashing, typename Filter>
     }
 }
 
-// Hashes seq's k-mers (Hashing minimizer-local: for_each_tagged) and looks them up a group at a
-// time behind the gate, into `read`. Without `quick` every k-mer is looked up (the default); with
-// it (--quick) the walk stops once read.hits reaches `settle`, and read.kmers counts the k-mers
-// handed over by then.
+// Hashes seq's k-mers (Hashing minimizer-local) and looks them up a group at a time behind the
+// gate, into `read`. Without `quick` every k-mer is looked up (the default); with it (--quick) the
+// walk stops once read.hits reaches `settle`, and read.kmers counts the k-mers handed over by then.
+//
+// Two ways of hashing, switched at the checks (the read's state decides, so the k-mers and the
+// counts are the same either way): while the read is not under the gate, the rolling scan
+// (Hashing::for_each_tagged), whose hashing runs in the shadow of the lookups' misses; under the
+// gate, `blocks` (core/kmer/batch_hashing.hpp: AVX-512 where the CPU has it), since there most
+// k-mers are not looked up and the hashing is the work: absent reads ~0.85x the CPU time, reads
+// with hits as before (bench/kmer/README.md). blocks hashes with Hashing's recipe.
 template <typename Filter, typename Hashing>
 void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing const& hashing,
-                 std::string_view seq, gated_read& read, bool quick, uint64_t settle) {
+                 batch_kmer_hashing const& blocks, std::string_view seq, gated_read& read,
+                 bool quick, uint64_t settle) {
     if (quick && read.hits >= settle) return;
     std::array<uint64_t, lookup_group> raw;
     std::array<uint64_t, lookup_group> kept;
-    std::array<bool, lookup_group> plain;
+    uint64_t plain = 0;  // bit i: raw[i] is a plain hash (an overloaded window's k-mer)
     size_t n = 0;
-    // A group ends at the next check at the latest; --quick's groups start at first_stop_group
+    // A group ends at the next check at the latest. --quick's groups start at first_stop_group
     // and double up to last_stop_group (as for_each_kmer_hash_grouped's: a read settled by its
-    // first k-mers has hashed few it no longer needs).
+    // first k-mers has hashed few it no longer needs), but under the gate they are whole: such a
+    // read has no hit yet, so a group seldom settles it, and small groups cost more per k-mer
+    // (absent reads 0.82x the CPU time with whole ones).
     size_t quick_size = first_stop_group;
     auto size_now = [&]() -> size_t {
-        return static_cast<size_t>(
-            std::min<uint64_t>(quick ? quick_size : lookup_group, read.next_check - read.kmers));
+        uint64_t const want = quick && !read.gating ? quick_size : lookup_group;
+        return static_cast<size_t>(std::min<uint64_t>(want, read.next_check - read.kmers));
     };
-    size_t size = size_now();
+    auto passes = [&](size_t i) { return ((plain >> i) & 1) != 0 || gate.passes(raw[i]); };
     // Looks the group up; false once --quick's read is settled.
     auto hand_over = [&]() -> bool {
         bool const gating = read.gating;
@@ -100,7 +110,7 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
             uint64_t last = raw[0];  // the last hash that passed (prefetched again: harmless)
             for (size_t i = 0; i < n; ++i) {
                 uint64_t const h = raw[i];
-                bool const pass = plain[i] || gate.passes(h);
+                bool const pass = passes(i);
                 last = pass ? h : last;
                 prefetch_first_lookup<Hashing>(filter, last);
                 kept[k] = h;
@@ -120,36 +130,70 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
                 read.hits += contains_read_only(filter, h);
                 ++looked;
                 if (read.hits >= settle) {
-                    // Handed over: every k-mer up to the one that settled the read, those the
-                    // gate turned away included.
+                    // Handed over: every k-mer up to the one that settled it, those the gate
+                    // turned away included.
                     size_t at = looked - 1;
                     if (gating) {
                         at = 0;
                         for (size_t passed = 0; at < n; ++at)
-                            if ((plain[at] || gate.passes(raw[at])) && ++passed == looked) break;
+                            if (passes(at) && ++passed == looked) break;
                     }
                     read.kmers += at + 1;
-                    n = 0;
                     return false;
                 }
             }
         }
         read.counted(n);
         n = 0;
+        plain = 0;
         quick_size = std::min(2 * quick_size, last_stop_group);
-        size = size_now();
         return true;
     };
-    bool const finished = hashing.for_each_tagged(seq, [&](uint64_t h, bool overloaded) -> bool {
-        if (read.gating)
-            gate.prefetch(h);
-        else
-            prefetch_first_lookup<Hashing>(filter, h);
-        raw[n] = h;
-        plain[n] = overloaded;
-        return ++n < size || hand_over();
-    });
-    if (finished && n != 0) (void)hand_over();
+    size_t const k = blocks.k();
+    size_t start = 0;  // the first k-mer start of seq not hashed yet
+    while (start + k <= seq.size()) {
+        if (!read.gating) {
+            // The rolling scan from `start`, until the read goes under the gate at a check.
+            size_t size = size_now();
+            bool settled = false;
+            size_t next = seq.size();
+            bool const finished = hashing.for_each_tagged_with_ends(
+                seq.substr(start), [&](uint64_t h, bool overloaded, size_t end) -> bool {
+                    prefetch_first_lookup<Hashing>(filter, h);
+                    raw[n] = h;
+                    plain |= uint64_t{overloaded} << n;
+                    if (++n < size) return true;
+                    if (!hand_over()) {
+                        settled = true;
+                        return false;
+                    }
+                    if (read.gating) {
+                        next = start + end - k + 1;  // the start after this k-mer's
+                        return false;
+                    }
+                    size = size_now();
+                    return true;
+                });
+            if (settled) return;
+            if (finished) break;
+            start = next;
+        } else {
+            // Under the gate: a group hashed a block at a time, each hash's gate word prefetched
+            // as it is made (one miss per super-k-mer where the gate outgrows the cache).
+            size_t const size = size_now();
+            while (n < size && start + k <= seq.size()) {
+                uint64_t block_plain = 0;
+                size_t const at = n, asked = size - n;
+                n += blocks.hash_block(seq, start, asked, raw.data() + at, block_plain,
+                                       [&](uint64_t h) { gate.prefetch(h); });
+                plain |= block_plain << at;
+                start += asked;
+            }
+            if (n == 0) break;
+            if (!hand_over()) return;
+        }
+    }
+    if (n != 0) (void)hand_over();  // the partial last group (a pair's first mate's: its own)
 }
 
 }  // namespace qmer::app

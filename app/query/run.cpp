@@ -186,6 +186,7 @@ class index_lookup_of final : public index_lookup {
         out.resize(first.size());
         if constexpr (minimizer_local_hashing<Hashing>) {
             if (gate_) {
+                batch_kmer_hashing const blocks(hashing_, simd_);
                 for (size_t i = 0; i < first.size(); ++i) {
                     auto const r1 = first[i];
                     uint64_t const settle = quick_
@@ -194,10 +195,11 @@ class index_lookup_of final : public index_lookup {
                                                       (paired ? max_kmers(second[i].sequence) : 0))
                                                 : 0;
                     gated_read read;
-                    count_gated(filter, *gate_, hashing_, r1.sequence, read, quick_, settle);
+                    count_gated(filter, *gate_, hashing_, blocks, r1.sequence, read, quick_,
+                                settle);
                     if (paired)
-                        count_gated(filter, *gate_, hashing_, second[i].sequence, read, quick_,
-                                    settle);
+                        count_gated(filter, *gate_, hashing_, blocks, second[i].sequence, read,
+                                    quick_, settle);
                     out[i] = {read.kmers, read.hits};
                 }
                 return;
@@ -228,6 +230,7 @@ class index_lookup_of final : public index_lookup {
     verdict_table const& verdicts_;
     bool quick_;
     std::optional<qf::minimizer_gate> gate_;  // the index's, read in place (minimizer-local only)
+    simd_level simd_ = best_simd_level();     // of the gated groups' block hashing
 };
 
 // The rule an index's verdict follows: the options' minimums, else the rule its preset recorded,

@@ -21,7 +21,7 @@
 //                         about 1% overloaded)
 //   reads_hashes_only     minimizer_spread, kmer_hasher and the combine of the local hash over
 //                         k-mers and minimizers scanned beforehand: the hashes' share
-//   reads_batch_local/L   the same hashes as reads_local, bench/kmer/batch_hashing.hpp on path L
+//   reads_batch_local/L   the same hashes as reads_local, core/kmer/batch_hashing.hpp on path L
 //                         (0 the rolling scan a block at a time, 1 AVX-512), 64 k-mer starts a
 //                         block
 //   reads_plain, reads_batch_plain/L   the plain scheme (kmer_hasher of each k-mer), likewise
@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/kmer/batch_hashing.hpp"
 #include "bench/kmer/bench_sequence.hpp"
+#include "core/kmer/batch_hashing.hpp"
 #include "core/kmer/encoding.hpp"
 #include "core/kmer/hash.hpp"
 #include "core/kmer/scanner.hpp"

@@ -80,6 +80,15 @@ class minimizer_scanner {
         });
     }
 
+    // for_each, also telling f the offset just past each k-mer's last base: f(canonical, minimizer,
+    // end) (a caller that goes on from a k-mer with another scan of seq).
+    template <typename F>
+    bool for_each_with_ends(std::string_view seq, F&& f) const {
+        return scan(seq, [&](uint64_t canonical, uint64_t minimizer, size_t end, uint64_t) {
+            return f(canonical, minimizer, end);
+        });
+    }
+
     // Calls f(first, last, kmers, minimizer) for every super-k-mer of seq: a longest run of
     // consecutive k-mers (no invalid base between them) that share their minimizer, at most
     // max_run of them (a longer run, which only repeats of one m-mer give, is cut: each piece's

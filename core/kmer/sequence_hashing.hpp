@@ -186,6 +186,14 @@ class local_kmer_hashing {
     // for_each, telling f whether the k-mer's window is overloaded (h is then its plain hash).
     template <typename F>
     bool for_each_tagged(std::string_view seq, F&& f) const {
+        return for_each_tagged_with_ends(
+            seq, [&](uint64_t h, bool overloaded, size_t) { return f(h, overloaded); });
+    }
+
+    // for_each_tagged, also telling f the offset just past the k-mer's last base:
+    // f(h, overloaded, end).
+    template <typename F>
+    bool for_each_tagged_with_ends(std::string_view seq, F&& f) const {
         unsigned const bits = window_bits_;
         uint64_t const top_mask = ~(~uint64_t{0} >> bits);
         // The extra window bits: the spread's next extra_bits_ bits, moved to the bottom (none,
@@ -200,13 +208,14 @@ class local_kmer_hashing {
         // arrives; as data, the prefetch's address waited for it. The branch is nearly always
         // "local" (under 1% of the windows are marked). Still no test "has the minimizer
         // changed?": that one mispredicts once per super-k-mer.
-        return scanner_.for_each(seq, [&](uint64_t canonical, uint64_t minimizer) {
+        return scanner_.for_each_with_ends(seq, [&](uint64_t canonical, uint64_t minimizer,
+                                                    size_t end) {
             uint64_t const spread = minimizer_spread(minimizer);
             uint64_t const window = spread >> (64 - bits);
             if (any_marks && ((marks[window / 64] >> (window % 64)) & 1)) [[unlikely]]
-                return f(hasher_(canonical), true);
+                return f(hasher_(canonical), true, end);
             return f(combine(spread, hasher_(canonical), bits, top_mask, extra_shift, extra_mask),
-                     false);
+                     false, end);
         });
     }
 

@@ -1,8 +1,8 @@
-// Tests of bench/kmer/batch_hashing.hpp: on every path this CPU runs, the block hasher gives
+// Tests of core/kmer/batch_hashing.hpp: on every path this CPU runs, the block hasher gives
 // exactly the hashes of for_each_tagged (minimizer-local) and for_each (plain), whatever the read:
 // every length 0..300, N runs, other bytes, lowercase, k from 16 to 32, overloaded windows marked.
 
-#include "bench/kmer/batch_hashing.hpp"
+#include "core/kmer/batch_hashing.hpp"
 
 #include <gtest/gtest.h>
 
@@ -88,6 +88,47 @@ TEST_P(batch_hashing, equals_for_each_without_overloaded_windows) {
             ASSERT_EQ(batch_hashes(batch, read), expected_hashes(local, read)) << "k " << k;
         }
     }
+}
+
+// The plain mask marks exactly the k-mers for_each_tagged tags as an overloaded window's, block by
+// block, at any block start and size (the query asks for the rest of a group).
+TEST_P(batch_hashing, plain_mask_is_for_each_tagged_flag) {
+    std::mt19937_64 rng(8);
+    unsigned const bits = 8;
+    std::vector<uint64_t> marks((uint64_t{1} << bits) / 64);
+    for (auto& w : marks) w = rng() & rng();
+    qmer::local_kmer_hashing const local(31, 5, 20, bits, marks, qmer::level_window_extra_bits);
+    qmer::batch_kmer_hashing const batch(local, GetParam());
+    uint64_t marked = 0;
+    for (int i = 0; i < 200; ++i) {
+        std::string const read = random_read(rng, 31 + rng() % 270);
+        std::vector<uint64_t> want_hashes;
+        std::vector<bool> want_plain;
+        local.for_each_tagged(read, [&](uint64_t h, bool plain) {
+            want_hashes.push_back(h);
+            want_plain.push_back(plain);
+        });
+        std::vector<uint64_t> got_hashes;
+        std::vector<bool> got_plain;
+        for (size_t first = 0; first + 31 <= read.size();) {
+            size_t const count = 1 + rng() % qmer::batch_kmer_hashing::block_kmers;
+            uint64_t out[qmer::batch_kmer_hashing::block_kmers];
+            uint64_t plain = ~uint64_t{0};  // cleared by the call
+            size_t const n = batch.hash_block(read, first, count, out, plain, [](uint64_t) {});
+            if (n < 64) {
+                ASSERT_EQ(plain >> n, 0u);  // no bit past the hashes made
+            }
+            for (size_t j = 0; j < n; ++j) {
+                got_hashes.push_back(out[j]);
+                got_plain.push_back((plain >> j) & 1);
+            }
+            first += count;
+        }
+        ASSERT_EQ(got_hashes, want_hashes) << read;
+        ASSERT_EQ(got_plain, want_plain) << read;
+        for (bool p : want_plain) marked += p;
+    }
+    EXPECT_GT(marked, 100u);  // the overloaded branch ran
 }
 
 // Minimizers that repeat inside a window (a poly-A run: every m-mer the same) and windows whose

@@ -1,11 +1,13 @@
 #pragma once
 // The hashes of a sequence's canonical k-mers a block of positions at a time, written to an array
 // in order: exactly the hashes plain_kmer_hashing::for_each and local_kmer_hashing::for_each give
-// (core/kmer/sequence_hashing.hpp), for a caller that wants them in bulk and is bound by hashing.
-// Kept in bench/, measured beside the rolling scan and not used by qmer: the query is not bound by
-// hashing (its lookups wait on the table's cache misses, and hashing twice as fast left it as
-// fast as before, --quick slower; bench/kmer/README.md). tests/bench/kmer/batch_hashing_test.cpp
-// pins every path equal to for_each_tagged.
+// (core/kmer/sequence_hashing.hpp), for a caller bound by hashing rather than by a table's cache
+// misses. The query uses it for the groups of a read under the minimizer gate
+// (app/pipeline/gated_lookups.hpp), which skip most lookups and so wait on hashing: an absent read
+// takes ~0.85x its CPU time with it. It does not pay where every k-mer is looked up (a read with
+// hits: 1.03-1.2x, the rolling scan's hashing runs in the shadow of the misses in flight), so
+// those keep the rolling scan (bench/kmer/README.md). tests/core/kmer/batch_hashing_test.cpp pins
+// every path equal to for_each_tagged.
 //
 // Why not the rolling scan: its strands and its sliding minimum carry a dependency from each base
 // to the next, so a core runs its ~40 instructions per k-mer one k-mer after the other. Here every
@@ -188,7 +190,8 @@ QMER_AVX512_TARGET inline __m512i spread8_avx512(__m512i x) {
 // memory is microcoded on AMD's Zen 4).
 template <bool Local, typename Each>
 QMER_AVX512_TARGET size_t hash_block_avx512(recipe const& r, char const* bases, size_t size,
-                                            size_t count, uint64_t* out, Each& each) {
+                                            size_t count, uint64_t* out, uint64_t& plain,
+                                            Each& each) {
     alignas(64) char text[window_bases];
     std::memset(text, 'N', window_bases);
     std::memcpy(text, bases, size < window_bases ? size : window_bases);
@@ -266,6 +269,7 @@ QMER_AVX512_TARGET size_t hash_block_avx512(recipe const& r, char const* bases, 
         __m512i const own =
             kmer_hash8_avx512(canonical8_avx512(low, high, g, kmer_shift, kmask), bitflip);
         __m512i h = own;
+        __mmask8 marked = 0;
         if constexpr (Local) {
             // sequence_hashing.hpp's combine, or the plain hash in an overloaded window.
             __m512i const spread = spread8_avx512(_mm512_load_si512(minima + 8 * g));
@@ -277,7 +281,7 @@ QMER_AVX512_TARGET size_t hash_block_avx512(recipe const& r, char const* bases, 
                 __m512i const window = _mm512_srl_epi64(spread, window_shift);
                 __m512i const words =
                     _mm512_i64gather_epi64(_mm512_srli_epi64(window, 6), r.marks, 8);
-                __mmask8 const marked = _mm512_test_epi64_mask(
+                marked = _mm512_test_epi64_mask(
                     _mm512_srlv_epi64(words, _mm512_and_si512(window, _mm512_set1_epi64(63))),
                     _mm512_set1_epi64(1));
                 h = _mm512_mask_mov_epi64(h, marked, own);
@@ -288,6 +292,7 @@ QMER_AVX512_TARGET size_t hash_block_avx512(recipe const& r, char const* bases, 
                                  static_cast<__mmask8>((1u << __builtin_popcount(lanes)) - 1),
                                  _mm512_maskz_compress_epi64(lanes, h));
         size_t const made = n + static_cast<size_t>(__builtin_popcount(lanes));
+        if constexpr (Local) plain |= uint64_t{_pext_u32(marked, lanes)} << n;
         for (; n < made; ++n) each(out[n]);
     }
     return n;
@@ -330,12 +335,21 @@ class batch_kmer_hashing {
     template <typename Each>
     size_t hash_block(std::string_view seq, size_t first, size_t count, uint64_t* out,
                       Each&& each) const {
+        uint64_t plain = 0;
+        return hash_block(seq, first, count, out, plain, each);
+    }
+    // The same, also setting bit i of `plain` (cleared first) where out[i] is a plain hash (an
+    // overloaded window's k-mer: for_each_tagged's flag).
+    template <typename Each>
+    size_t hash_block(std::string_view seq, size_t first, size_t count, uint64_t* out,
+                      uint64_t& plain, Each&& each) const {
+        plain = 0;
         size_t const k = recipe_.k;
         if (seq.size() < k || first > seq.size() - k) return 0;
         size_t const starts = seq.size() - k + 1 - first;
         if (count > starts) count = starts;
         if (count == 0) return 0;
-        return dispatch(seq.data() + first, seq.size() - first, count, out, each);
+        return dispatch(seq.data() + first, seq.size() - first, count, out, plain, each);
     }
     size_t hash_block(std::string_view seq, size_t first, size_t count, uint64_t* out) const {
         return hash_block(seq, first, count, out, [](uint64_t) {});
@@ -352,13 +366,14 @@ class batch_kmer_hashing {
 
   private:
     template <typename Each>
-    size_t dispatch(char const* bases, size_t size, size_t count, uint64_t* out, Each& each) const {
+    size_t dispatch(char const* bases, size_t size, size_t count, uint64_t* out, uint64_t& plain,
+                    Each& each) const {
 #if defined(QMER_BATCH_HASHING_X86)
         if (level_ == simd_level::avx512)
-            return local_ != nullptr ? detail::batch::hash_block_avx512<true>(recipe_, bases, size,
-                                                                              count, out, each)
-                                     : detail::batch::hash_block_avx512<false>(recipe_, bases, size,
-                                                                               count, out, each);
+            return local_ != nullptr ? detail::batch::hash_block_avx512<true>(
+                                           recipe_, bases, size, count, out, plain, each)
+                                     : detail::batch::hash_block_avx512<false>(
+                                           recipe_, bases, size, count, out, plain, each);
 #endif
         // The k-mers starting at the count offsets: the rolling scan over their bases.
         std::string_view const part(bases, std::min(size, count + recipe_.k - 1));
@@ -368,7 +383,10 @@ class batch_kmer_hashing {
             each(h);
         };
         if (local_ != nullptr)
-            local_->for_each(part, put);
+            local_->for_each_tagged(part, [&](uint64_t h, bool overloaded) {
+                plain |= uint64_t{overloaded} << n;
+                put(h);
+            });
         else
             plain_->for_each(part, put);
         return n;
