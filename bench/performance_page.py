@@ -29,7 +29,7 @@ HAND_KEPT_NAME = "external_claims.tsv"  # files of figures no script computes; t
 
 # The claims files the page is made of: the current run of each bench folder.
 CLAIMS_FILES = [
-    "bench/peers/results/2026-11-28b/claims.tsv",
+    "bench/peers/results/2026-11-28c/claims.tsv",
     "bench/scale/results/2026-11-26l/build/claims.tsv",
     "bench/scaling/results/2026-11-27T080916Z/claims.tsv",
     "bench/qf/results/2026-11-27-ab/claims.tsv",
