@@ -530,15 +530,17 @@ TEST(expandable, m0_allows_early_top_levels_as_small_as_an_append_needs) {
             ASSERT_TRUE(final_level && earliest) << expected << " level " << i;
             EXPECT_EQ(earliest->g.canonical_slots() << most, final_level->g.canonical_slots());
             EXPECT_EQ(earliest->g.fingerprint_bits(), final_level->g.fingerprint_bits());
-            if (most > expandable_filter::level_growths)
+            if (most > expandable_filter::level_growths) {
                 EXPECT_GE(earliest->g.canonical_slots(), expandable_filter::min_early_slots);
+            }
             EXPECT_FALSE(expandable_filter::plan_level(m0, r0, i, most + 1));
             // Large stacks reach small early levels: 2^-16 of the final size, or below 2^12 slots
             // (m0's 12 top bits: the slots stay whole down to that).
-            if (expected >= 1000000)
+            if (expected >= 1000000) {
                 EXPECT_TRUE(most == expandable_filter::max_early_doublings ||
                             earliest->g.canonical_slots() < 4 * expandable_filter::min_early_slots)
                     << expected << " level " << i << ": " << most;
+            }
         }
     }
 }
