@@ -80,7 +80,9 @@ template <typename Hashing, typename Filter>
 // (Hashing::for_each_tagged), whose hashing runs in the shadow of the lookups' misses; under the
 // gate, `blocks` (core/kmer/batch_hashing.hpp: AVX-512 where the CPU has it), since there most
 // k-mers are not looked up and the hashing is the work: absent reads ~0.85x the CPU time, reads
-// with hits as before (bench/kmer/README.md). blocks hashes with Hashing's recipe.
+// with hits as before (bench/kmer/README.md). blocks hashes with Hashing's recipe. Where it has no
+// SIMD path (simd_level::scalar: a rolling scan per block, which scans each block's first k - 1
+// bases again), the rolling scan goes on under the gate too.
 template <typename Filter, typename Hashing>
 void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing const& hashing,
                  batch_kmer_hashing const& blocks, std::string_view seq, gated_read& read,
@@ -150,16 +152,21 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
         return true;
     };
     size_t const k = blocks.k();
+    bool const blocks_pay = blocks.level() != simd_level::scalar;
     size_t start = 0;  // the first k-mer start of seq not hashed yet
     while (start + k <= seq.size()) {
-        if (!read.gating) {
-            // The rolling scan from `start`, until the read goes under the gate at a check.
+        if (!read.gating || !blocks_pay) {
+            // The rolling scan from `start`, until the read goes under the gate at a check (to the
+            // end where the blocks do not pay).
             size_t size = size_now();
             bool settled = false;
             size_t next = seq.size();
             bool const finished = hashing.for_each_tagged_with_ends(
                 seq.substr(start), [&](uint64_t h, bool overloaded, size_t end) -> bool {
-                    prefetch_first_lookup<Hashing>(filter, h);
+                    if (read.gating)
+                        gate.prefetch(h);
+                    else
+                        prefetch_first_lookup<Hashing>(filter, h);
                     raw[n] = h;
                     plain |= uint64_t{overloaded} << n;
                     if (++n < size) return true;
@@ -167,7 +174,7 @@ void count_gated(Filter const& filter, qf::minimizer_gate const& gate, Hashing c
                         settled = true;
                         return false;
                     }
-                    if (read.gating) {
+                    if (read.gating && blocks_pay) {
                         next = start + end - k + 1;  // the start after this k-mer's
                         return false;
                     }
