@@ -49,7 +49,11 @@ namespace qmer::io {
 // 9: the default filter may end with a minimizer gate section (core/qf/stored/minimizer_gate.hpp),
 // which a reader that does not know it would take for a level. Nothing else changed; older files
 // load as before.
-inline constexpr uint32_t index_format_version = 9;
+// 10: a many-reference index (`qmer index -r NAME=FILE ...`): its level's slots carry a class id
+// beside each remainder (a 7th level parameter, the id's bits) and the index ends with the
+// reference catalog (io/reference_catalog.hpp). Plain indexes are unchanged; older files load as
+// before.
+inline constexpr uint32_t index_format_version = 10;
 
 // The seal of an index file: its last 8 bytes are a checksum of every byte before them. Formats 1
 // to 6: the XXH3-64 of those bytes. From format 7: the XXH3-64 of the XXH3-64 digests (8-byte

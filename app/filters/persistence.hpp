@@ -30,6 +30,7 @@
 #include "core/qf/stored/writer.hpp"
 #include "core/qf/table_check.hpp"
 #include "io/index_file.hpp"
+#include "io/reference_catalog.hpp"
 
 namespace qmer::app {
 
@@ -138,6 +139,10 @@ struct filter_sections<qf::expandable_filter> {
         std::vector<std::unique_ptr<qf::locally_locked_filter>> thawed;
         for (size_t j = 1; j < levels.size(); ++j) {
             if (!is_rank_select_level(levels[j].params)) continue;
+            if (value_bits_of_level(levels[j].params) != 0)
+                throw std::invalid_argument(
+                    "a many-reference index's level carries class ids, which the concurrent "
+                    "filter does not");
             auto const t = rank_select_level(levels[j], j - 1);
             thawed.push_back(qf::thaw_rank_select(t, {}));
             levels[j].params.resize(5);
@@ -161,13 +166,22 @@ struct filter_sections<qf::expandable_filter> {
 
     // The arrays of the stack and its levels: all but a trailing minimizer gate (format 9), which
     // must be the last and match the levels' windows (checked where it is read).
+    // A many-reference index (format 10) ends with its reference catalog
+    // (io/reference_catalog.hpp), after the levels and any gate.
     template <typename Arrays>
     static size_t level_arrays(Arrays const& a) {
-        if (a.size() >= 3 && qf::minimizer_gate::is_gate(a.back().params)) return a.size() - 1;
-        return a.size();
+        size_t n = a.size();
+        if (n >= 3 && io::reference_catalog::is_catalog(a[n - 1].params)) --n;
+        if (n >= 3 && qf::minimizer_gate::is_gate(a[n - 1].params)) --n;
+        return n;
     }
+    // {q, r, total, size, canonical, tag}, and a 7th word where the slots carry value bits (a
+    // many-reference index's class ids: rank_select_table's value_bits).
     static bool is_rank_select_level(std::span<uint64_t const> p) {
-        return p.size() == 6 && p[5] == qf::rank_select::layout_tag;
+        return (p.size() == 6 || p.size() == 7) && p[5] == qf::rank_select::layout_tag;
+    }
+    static unsigned value_bits_of_level(std::span<uint64_t const> p) {
+        return p.size() == 7 ? static_cast<unsigned>(std::min<uint64_t>(p[6], 64)) : 0;
     }
     // Level `level`'s rank-select view: its shape from params {q, r, total, size, canonical,
     // tag}, which must agree with each other and with the words. Throws std::invalid_argument.
@@ -176,11 +190,14 @@ struct filter_sections<qf::expandable_filter> {
         std::string const what = "expandable filter level " + std::to_string(level);
         if (!is_rank_select_level(p))
             throw std::invalid_argument(what + ": not a rank-select level");
-        if (p[0] < 1 || p[0] > qf::max_quotient_bits || p[1] < 1 || p[1] > qf::max_remainder_bits ||
-            p[0] + p[1] > qf::max_fingerprint_bits || p[4] < 1 ||
-            qf::geometry::with_slots(p[4], 1).quotient_bits != p[0])
+        unsigned const c = value_bits_of_level(p);
+        if (p[0] < 1 || p[0] > qf::max_quotient_bits || p[1] < 1 ||
+            p[1] + c > qf::max_remainder_bits || p[0] + p[1] > qf::max_fingerprint_bits ||
+            p[4] < 1 || qf::geometry::with_slots(p[4], 1).quotient_bits != p[0] ||
+            (p.size() == 7 && (c < 1 || c > qf::rank_select_table::max_value_bits)))
             throw std::invalid_argument(what + ": bad geometry");
-        return qf::rank_select_table({p[4], p[2], static_cast<unsigned>(p[1])}, a.words, p[3]);
+        return qf::rank_select_table({p[4], p[2], static_cast<unsigned>(p[1]) + c}, a.words, p[3],
+                                     c);
     }
 };
 
@@ -196,9 +213,12 @@ struct written_first_level {
     // gate_window_bits != 0 (its words, gate_words(gate_window_bits) of them, once filled).
     unsigned gate_window_bits = 0;
     std::vector<uint64_t> gate;
+    // A many-reference index's class id bits beside each remainder (0: a plain index); the
+    // words are then those of a table of remainder_bits + value_bits bits a slot.
+    unsigned value_bits = 0;
 
     qf::rank_select::shape shape() const noexcept {
-        return {plan.g.canonical_slots(), plan.total_slots, plan.g.remainder_bits};
+        return {plan.g.canonical_slots(), plan.total_slots, plan.g.remainder_bits + value_bits};
     }
     std::vector<filter_array> arrays() const {
         auto const& g = plan.g;
@@ -206,6 +226,7 @@ struct written_first_level {
                                       {{g.quotient_bits, g.remainder_bits, plan.total_slots,
                                         elements, g.canonical_slots(), qf::rank_select::layout_tag},
                                        words}};
+        if (value_bits != 0) out[1].params.push_back(value_bits);
         if (gate_window_bits != 0)
             out.push_back({qf::minimizer_gate::params(gate_window_bits), gate});
         return out;

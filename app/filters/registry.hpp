@@ -160,6 +160,18 @@ inline std::optional<qf::minimizer_gate> minimizer_gate_of(io::index_file const&
         });
 }
 
+// A many-reference index's catalog (io/reference_catalog.hpp), read from its kind's codec: none
+// for a plain index. Throws index_error naming the file when it is damaged.
+inline std::optional<io::reference_catalog> reference_catalog_of(io::index_file const& index) {
+    return read_with_codec<io::reference_catalog>(
+        index, [&](auto codec) -> std::optional<io::reference_catalog> {
+            if constexpr (requires { codec.catalog_in_place(index); })
+                return codec.catalog_in_place(index);
+            else
+                return std::nullopt;
+        });
+}
+
 // `qmer info`'s names for the index's saved parameters, from its kind's codec; empty for a kind
 // this qmer does not know or parameters of a shape it does not know (`qmer info --json` still
 // lists them raw).

@@ -102,12 +102,34 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
         auto const& sections = index.sections();
         using state = filter_sections<qf::expandable_filter>;
         try {
-            if (state::level_arrays(sections) == sections.size()) return std::nullopt;
+            size_t const levels = state::level_arrays(sections);
+            if (levels == sections.size() || !qf::minimizer_gate::is_gate(sections[levels].params))
+                return std::nullopt;
             auto const& hash = index.header().hash;
-            auto const& gate = sections.back();
+            auto const& gate = sections[levels];
             if (!is_minimizer_local(hash.scheme) || gate.params[1] != hash.window_bits)
                 throw std::invalid_argument("minimizer gate: its windows are not the index's");
             return qf::minimizer_gate(gate.words, hash.window_bits);
+        } catch (std::invalid_argument const& e) {
+            throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
+        }
+    }
+
+    // A many-reference index's catalog (io/reference_catalog.hpp: names, groups, the class
+    // table), its last section; none for a plain index. Throws index_error naming the file when
+    // it is damaged or does not fit the level's class ids.
+    static std::optional<io::reference_catalog> catalog_in_place(io::index_file const& index) {
+        auto const& sections = index.sections();
+        if (sections.size() < 3 || !io::reference_catalog::is_catalog(sections.back().params))
+            return std::nullopt;
+        using state = filter_sections<qf::expandable_filter>;
+        try {
+            auto catalog =
+                io::reference_catalog::read(sections.back().params, sections.back().words);
+            if (state::level_arrays(sections) != 2 ||
+                state::value_bits_of_level(sections[1].params) != catalog.value_bits)
+                throw std::invalid_argument("the level's class ids are not the catalog's");
+            return catalog;
         } catch (std::invalid_argument const& e) {
             throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
         }
@@ -149,7 +171,8 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
             uint64_t const canonical = l.size() >= 5 ? l[4] : uint64_t{1} << l[0];
             d.second.push_back(quotient_table(canonical, l[2], l[1], l[3]));
             d.second.back().push_back(
-                {"layout", l.size() == 6 ? "\"rank-select\"" : "\"concurrent\""});
+                {"layout", l.size() >= 6 ? "\"rank-select\"" : "\"concurrent\""});
+            if (l.size() == 7) d.second.back().push_back({"class_id_bits", std::to_string(l[6])});
         }
         return d;
     }

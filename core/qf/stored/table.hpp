@@ -35,14 +35,26 @@ class rank_select_table {
   public:
     rank_select_table() = default;
     // Throws std::invalid_argument when the shape is impossible or the words do not match it.
-    rank_select_table(rank_select::shape s, std::span<uint64_t const> words, uint64_t elements)
-        : shape_(s), words_(words), elements_(elements) {
+    //
+    // value_bits > 0: every slot's stored remainder (s.remainder_bits wide) is the fingerprint's
+    // remainder (s.remainder_bits - value_bits bits) followed by a value of value_bits bits (a
+    // many-reference index's class id, core/qf/stored/classes.hpp), as the counting quotient
+    // filter keeps a counter beside its remainders (Pandey et al., SIGMOD 2017, section 4): the
+    // layout and its writer are those of a table of the wider remainders, and sorted fingerprints
+    // (fp << value_bits | value) stay sorted by fingerprint. A fingerprint is stored once, with
+    // one value. Lookups compare the remainder's part and hand out the value (find); they take
+    // the general routine, as the fast path's lane test compares whole slots.
+    rank_select_table(rank_select::shape s, std::span<uint64_t const> words, uint64_t elements,
+                      unsigned value_bits = 0)
+        : shape_(s), words_(words), elements_(elements), value_bits_(value_bits) {
         s.validate();
         if (words.size() != s.words())
             throw std::invalid_argument("rank-select table: word count does not match the shape");
         if (elements > s.total_slots)
             throw std::invalid_argument("rank-select table: more elements than slots");
-        geometry_ = geometry::with_slots(s.canonical_slots, s.remainder_bits);
+        if (value_bits >= s.remainder_bits || value_bits > max_value_bits)
+            throw std::invalid_argument("rank-select table: bad value bit count");
+        geometry_ = geometry::with_slots(s.canonical_slots, s.remainder_bits - value_bits);
         space_ = geometry_.fingerprint_space();
         remainder_mask_ = geometry_.remainder_mask();
         fields_ = {s.block_slots(), s.remainder_bits};
@@ -62,11 +74,17 @@ class rank_select_table {
         bool const fits = rank_select::byte_loads &&
                           rank_select::byte_field::fits(fields_.runends(), fields_.s) &&
                           fields_.remainder(0) + s.remainder_bits > 56;
-        fast_blocks_ = fits ? blocks_ : 0;
+        fast_blocks_ = fits && value_bits == 0 ? blocks_ : 0;
         fast_lanes_ = std::min(lanes_.count, rank_select::in_load_bits / s.remainder_bits);
     }
 
+    // The most value bits a slot carries beside its remainder.
+    static constexpr unsigned max_value_bits = 24;
+    // What find() answers for a fingerprint the table does not hold.
+    static constexpr uint64_t absent = ~uint64_t{0};
+
     rank_select::shape const& shape() const noexcept { return shape_; }
+    unsigned value_bits() const noexcept { return value_bits_; }
     qf::geometry const& geometry() const noexcept { return geometry_; }
     std::span<uint64_t const> words() const noexcept { return words_; }
     size_t size() const noexcept { return elements_; }
@@ -97,6 +115,13 @@ class rank_select_table {
     [[gnu::always_inline]] bool contains(uint64_t h) const noexcept {
         uint64_t const fp = fingerprint(h);
         return contains_fingerprint<Select>(fp >> geometry_.remainder_bits, fp & remainder_mask_);
+    }
+
+    // The value stored beside h's fingerprint (a table with value bits), or `absent`: one
+    // lookup, whatever the value means.
+    uint64_t find(uint64_t h) const noexcept {
+        uint64_t const fp = fingerprint(h);
+        return find_fingerprint(fp >> geometry_.remainder_bits, fp & remainder_mask_);
     }
 
     // How many of `hashes` the table contains: contains() over a group (the default query's
@@ -137,53 +162,10 @@ class rank_select_table {
     // by block from E_b and the run's remainders one by one, bounded by max_scan_blocks and the
     // table's end. contains_fingerprint's fallback, and its reference in the tests.
     [[gnu::noinline]] bool contains_fingerprint_general(uint64_t q, uint64_t x) const noexcept {
+        if (value_bits_ != 0) return find_fingerprint(q, x) != absent;
+        uint64_t start, end;
+        if (!run_bounds(q, start, end)) return false;
         unsigned const s = fields_.s;
-        size_t const b = block_of(q);
-        auto const j = static_cast<unsigned>(q - b * s);
-        uint64_t const* blk = block(b);
-        uint64_t const occupieds = rank_select::get_bits(blk, fields_.occupieds(), s);
-        if (!((occupieds >> j) & 1)) return false;
-        // d >= 1: the occupied quotients of this block up to and including q.
-        auto const d = static_cast<unsigned>(std::popcount(occupieds & (~uint64_t{0} >> (63 - j))));
-        uint64_t const offset = blk[0] & rank_select::max_offset;
-        uint64_t const first = b * uint64_t{s} + offset;  // E_b
-        // Select the d-th runend at or after E_b, remembering the one before it.
-        // The offset may point past block b; usually it does not, and a division costs more
-        // than the rest of the lookup's arithmetic.
-        size_t x_blk = b;
-        auto from = static_cast<unsigned>(offset);
-        if (offset >= s) {
-            x_blk += static_cast<size_t>(offset / s);
-            from = static_cast<unsigned>(offset % s);
-            if (x_blk >= blocks_) return false;
-        }
-        uint64_t bits =
-            rank_select::get_bits(block(x_blk), fields_.runends(), s) & (~uint64_t{0} << from);
-        unsigned remaining = d;
-        uint64_t previous_end = 0;  // valid when d >= 2
-        uint64_t end;
-        for (size_t steps = 0;;) {
-            auto const c = static_cast<unsigned>(std::popcount(bits));
-            if (c >= remaining) {
-                uint64_t const base = x_blk * uint64_t{s};
-                unsigned const bit = rank_select::select_bit(bits, remaining);
-                end = base + bit;
-                // The runend before it: the highest one below it in this word, if any (one
-                // count of leading zeros instead of a second select); else the one tracked from
-                // the words passed.
-                if (uint64_t const below = bits & ((uint64_t{1} << bit) - 1); below != 0)
-                    previous_end = base + 63 - static_cast<unsigned>(std::countl_zero(below));
-                break;
-            }
-            if (c != 0)
-                previous_end =
-                    x_blk * uint64_t{s} + 63 - static_cast<unsigned>(std::countl_zero(bits));
-            remaining -= c;
-            if (++x_blk >= blocks_ || ++steps > rank_select::max_scan_blocks) return false;
-            bits = rank_select::get_bits(block(x_blk), fields_.runends(), s);
-        }
-        uint64_t const start = d == 1 ? std::max(q, first) : std::max(q, previous_end + 1);
-        if (start > end) return false;  // only in damaged words
         size_t rb = block_of(start);
         auto k = static_cast<unsigned>(start - rb * s);
         uint64_t const* rblk = block(rb);
@@ -282,7 +264,9 @@ class rank_select_table {
             size_t b = block_of(start);
             auto j = static_cast<unsigned>(start - b * s);
             uint64_t const* blk = block(b);
-            uint64_t const high = q << geometry_.remainder_bits;
+            // The stored remainders' width: with value bits, each fingerprint comes with its
+            // value below it, as the writer took them.
+            uint64_t const high = q << fields_.r;
             for (uint64_t slot = start;; ++slot) {
                 uint64_t const fp =
                     high | rank_select::get_bits(blk, fields_.remainder(j), fields_.r);
@@ -307,6 +291,77 @@ class rank_select_table {
   private:
     template <typename Select>
     friend class rank_select_group_lookup;
+
+    // The slots [start, end] of quotient q's run: false when q has none (or the words are
+    // damaged). The general routine's walk (contains_fingerprint_general).
+    bool run_bounds(uint64_t q, uint64_t& start, uint64_t& end) const noexcept {
+        unsigned const s = fields_.s;
+        size_t const b = block_of(q);
+        auto const j = static_cast<unsigned>(q - b * s);
+        uint64_t const* blk = block(b);
+        uint64_t const occupieds = rank_select::get_bits(blk, fields_.occupieds(), s);
+        if (!((occupieds >> j) & 1)) return false;
+        // d >= 1: the occupied quotients of this block up to and including q.
+        auto const d = static_cast<unsigned>(std::popcount(occupieds & (~uint64_t{0} >> (63 - j))));
+        uint64_t const offset = blk[0] & rank_select::max_offset;
+        uint64_t const first = b * uint64_t{s} + offset;  // E_b
+        // Select the d-th runend at or after E_b, remembering the one before it.
+        // The offset may point past block b; usually it does not, and a division costs more
+        // than the rest of the lookup's arithmetic.
+        size_t x_blk = b;
+        auto from = static_cast<unsigned>(offset);
+        if (offset >= s) {
+            x_blk += static_cast<size_t>(offset / s);
+            from = static_cast<unsigned>(offset % s);
+            if (x_blk >= blocks_) return false;
+        }
+        uint64_t bits =
+            rank_select::get_bits(block(x_blk), fields_.runends(), s) & (~uint64_t{0} << from);
+        unsigned remaining = d;
+        uint64_t previous_end = 0;  // valid when d >= 2
+        for (size_t steps = 0;;) {
+            auto const c = static_cast<unsigned>(std::popcount(bits));
+            if (c >= remaining) {
+                uint64_t const base = x_blk * uint64_t{s};
+                unsigned const bit = rank_select::select_bit(bits, remaining);
+                end = base + bit;
+                // The runend before it: the highest one below it in this word, if any (one
+                // count of leading zeros instead of a second select); else the one tracked from
+                // the words passed.
+                if (uint64_t const below = bits & ((uint64_t{1} << bit) - 1); below != 0)
+                    previous_end = base + 63 - static_cast<unsigned>(std::countl_zero(below));
+                break;
+            }
+            if (c != 0)
+                previous_end =
+                    x_blk * uint64_t{s} + 63 - static_cast<unsigned>(std::countl_zero(bits));
+            remaining -= c;
+            if (++x_blk >= blocks_ || ++steps > rank_select::max_scan_blocks) return false;
+            bits = rank_select::get_bits(block(x_blk), fields_.runends(), s);
+        }
+        start = d == 1 ? std::max(q, first) : std::max(q, previous_end + 1);
+        return start <= end;  // start > end only in damaged words
+    }
+
+    // The value beside fingerprint (q, x) in a table with value bits, or `absent`: the run's
+    // slots in order, each remainder's upper part compared with x (the run is sorted by it).
+    [[gnu::noinline]] uint64_t find_fingerprint(uint64_t q, uint64_t x) const noexcept {
+        uint64_t start, end;
+        if (!run_bounds(q, start, end)) return absent;
+        unsigned const s = fields_.s, c = value_bits_;
+        size_t rb = block_of(start);
+        auto k = static_cast<unsigned>(start - rb * s);
+        uint64_t const* rblk = block(rb);
+        for (uint64_t p = start;; ++p) {
+            uint64_t const v = rank_select::get_bits(rblk, fields_.remainder(k), fields_.r);
+            if ((v >> c) >= x) return (v >> c) == x ? v & ((uint64_t{1} << c) - 1) : absent;
+            if (p == end) return absent;
+            if (++k == s) {
+                k = 0;
+                rblk = block(++rb);  // rb <= end's block: inside the words
+            }
+        }
+    }
 
     static std::invalid_argument invalid(char const* why) {
         return std::invalid_argument(std::string("rank-select table: ") + why);
@@ -472,6 +527,7 @@ class rank_select_table {
     unsigned fast_lanes_ = 0;
     std::span<uint64_t const> words_;
     uint64_t elements_ = 0;
+    unsigned value_bits_ = 0;
     size_t blocks_ = 0;
 };
 
