@@ -76,9 +76,19 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
     auto* references =
         app.add_option("references", o.references,
                        "Reference sequences: FASTA/FASTQ/GenBank/EMBL, plain or compressed "
-                       "(gzip, bgzf, zstd, xz, bzip2); '-' is stdin")
-            ->required();
-    format.describe(&app, references, "REFERENCE", {"qmer index [OPTIONS] -o INDEX REFERENCE..."});
+                       "(gzip, bgzf, zstd, xz, bzip2); '-' is stdin");
+    format.describe(&app, references, "REFERENCE",
+                    {"qmer index [OPTIONS] -o INDEX REFERENCE...",
+                     "qmer index [OPTIONS] -o INDEX -r NAME=FILE [-r NAME=FILE]...",
+                     "qmer index [OPTIONS] -o INDEX --references SHEET"});
+    app.add_option("-r,--reference", o.named_references,
+                   "A named reference of a many-reference index (queries say which reference "
+                   "each read comes from); repeat it")
+        ->type_name("NAME=FILE");
+    app.add_option("--references", o.reference_sheet,
+                   "A many-reference index's references, one a line: NAME<TAB>FILE[<TAB>GROUP] "
+                   "('#' comments; FILE relative to the sheet)")
+        ->type_name("SHEET");
     app.add_option("-o,--output", o.output, "Index file to write")->required();
     app.add_option("-k,--kmer", o.k,
                    "k-mer length (--preset long: " + std::to_string(long_read_k) + ")")
@@ -142,7 +152,9 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
         "  qmer index -o lambda.qmer data/lambda_virus.fa.gz\n"
         "  qmer index -k 25 --fpr 0.0001 -t 8 -o hosts.qmer human.fa.gz mouse.fa.gz\n"
         "  qmer index --preset long -o ecoli.qmer ecoli.fa.gz\n"
-        "  qmer index --append -o hosts.qmer rat.fa.gz");
+        "  qmer index --append -o hosts.qmer rat.fa.gz\n"
+        "  qmer index -o strains.qmer -r usa300=usa300.fa.gz -r mrsa252=mrsa252.fa.gz\n"
+        "  qmer index -o panel.qmer --references panel.tsv");
 }
 
 void setup_query(CLI::App& app, query_options& o, qmer_formatter& format) {
@@ -181,6 +193,13 @@ void setup_query(CLI::App& app, query_options& o, qmer_formatter& format) {
         ->check(CLI::NonNegativeNumber);
     app.add_option("-t,--threads", o.threads, "Worker threads (default: all cores)")
         ->check(at_least_one_thread);
+    app.add_option("--clearzone", o.clearzone,
+                   "Many-reference index: a reference within this many hits of the best ties "
+                   "with it (never fewer than the filter's false positives could add)")
+        ->capture_default_str();
+    app.add_flag("--ties-to-group", o.ties_to_group,
+                 "Many-reference index: a read whose best references tie within one group is "
+                 "called that group");
     app.add_flag("--quick", o.quick,
                  "Stop looking up a read's k-mers once it has the hits to match (much faster on "
                  "matching reads; their kmers/hits columns then count only the k-mers looked up)");
@@ -307,6 +326,11 @@ int run_cli(int argc, char** argv) {
     }
 
     if (*index_cmd) {
+        // REFERENCE... or -r / --references: one of them (CLI11 cannot require either of two).
+        if (index.references.empty() && index.named_references.empty() &&
+            index.reference_sheet.empty())
+            throw usage_error("missing REFERENCE; usage: " + format->synopsis(index_cmd, " or ") +
+                              " (run 'qmer index --help')");
         index.fpr_given = index_cmd->count("--fpr") > 0;
         index.k_given = index_cmd->count("--kmer") > 0;
         apply_preset(index);

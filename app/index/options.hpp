@@ -11,8 +11,13 @@ namespace qmer::app {
 
 struct index_options {
     std::vector<std::string> references;  // FASTA/FASTQ/GenBank/EMBL, compressed or not, or "-"
-    std::string output;                   // the index file
-    unsigned k = 31;                      // min_k .. max_k
+    // A many-reference index (app/index/many_reference_build.hpp): -r NAME=FILE values and a
+    // sheet of NAME<TAB>FILE[<TAB>GROUP] lines (app/index/reference_sheet.hpp), in place of
+    // `references`.
+    std::vector<std::string> named_references;
+    std::string reference_sheet;
+    std::string output;  // the index file
+    unsigned k = 31;     // min_k .. max_k
     // The read-type preset (app/index/preset.hpp): "short" (the default) or "long". It sets k
     // unless -k was given (k_given), and the rule recorded for queries.
     std::string preset = "short";

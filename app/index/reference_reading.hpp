@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "app/common/batch_pool.hpp"
@@ -150,7 +151,9 @@ class reference_stream {
 };
 
 // Reads the references once and hands every piece of their sequences to `insert_span` (from the
-// pipeline's threads; it returns the piece's k-mers). `stop()` is asked after each chunk is
+// pipeline's threads; it returns the piece's k-mers), as insert_span(piece), or as
+// insert_span(file, piece) with the reference's place among refs.paths where it takes one (a
+// many-reference build keeps each reference's k-mers apart). `stop()` is asked after each chunk is
 // settled (a filter that filled up, or outgrew the memory limit, throws or stops the reading
 // there: no later chunk is taken).
 template <typename InsertSpan, typename Stop>
@@ -166,14 +169,20 @@ void read_reference_spans(reference_pass const& pass, build_counts& counts,
     // A chromosome is one record: split long records into pieces of chunk_bases k-mer start
     // positions (each piece carries the k - 1 bases the next one starts with), so every core
     // works on it and an interrupt is seen within one piece.
-    auto insert_sequence = [&](std::string_view seq) -> uint64_t {
-        if (seq.size() <= chunk_bases + k) return insert_span(seq);
+    auto insert_piece = [&](size_t file, std::string_view seq) -> uint64_t {
+        if constexpr (std::is_invocable_v<InsertSpan&, size_t, std::string_view>)
+            return insert_span(file, seq);
+        else
+            return insert_span(seq);
+    };
+    auto insert_sequence = [&](size_t file, std::string_view seq) -> uint64_t {
+        if (seq.size() <= chunk_bases + k) return insert_piece(file, seq);
         size_t const pieces = (seq.size() - k + 1 + chunk_bases - 1) / chunk_bases;
         std::atomic<uint64_t> kmers{0};
         tbb::parallel_for(size_t{0}, pieces, [&](size_t p) {
             throw_if_interrupted();
             size_t const start = p * chunk_bases;
-            kmers.fetch_add(insert_span(seq.substr(start, chunk_bases + k - 1)),
+            kmers.fetch_add(insert_piece(file, seq.substr(start, chunk_bases + k - 1)),
                             std::memory_order_relaxed);
         });
         return kmers.load();
@@ -216,7 +225,8 @@ void read_reference_spans(reference_pass const& pass, build_counts& counts,
     auto insert_stage = [&](reference_chunk* chunk) {
         throw_if_interrupted();
         uint64_t kmers = 0;
-        for (io::sequence_record const r : chunk->batch) kmers += insert_sequence(r.sequence);
+        for (io::sequence_record const r : chunk->batch)
+            kmers += insert_sequence(chunk->file, r.sequence);
         counts.kmers.fetch_add(kmers, std::memory_order_relaxed);
         pool.give_back(chunk);
     };

@@ -17,7 +17,9 @@
 #include "app/filters/registry.hpp"
 #include "app/index/index_build.hpp"
 #include "app/index/insert_build.hpp"
+#include "app/index/many_reference_build.hpp"
 #include "app/index/options.hpp"
+#include "app/index/reference_sheet.hpp"
 #include "core/error.hpp"
 #include "io/index_file.hpp"
 #include "io/output_file.hpp"
@@ -59,6 +61,10 @@ void append_to_index(index_build& b) {
     {
         io::index_file existing(b.options.output);
         check_can_append(existing.header(), b.options);
+        if (reference_catalog_of(existing))
+            throw usage_error("'" + b.options.output +
+                              "' is a many-reference index: --append cannot add unnamed "
+                              "references to it; build it again with every reference named");
         if constexpr (requires { Codec::append(b, existing); })
             if (Codec::append(b, existing)) return;
         header = existing.header();
@@ -84,11 +90,52 @@ void build_index(index_options const& given, unsigned threads, build_memory memo
         build_by_inserts<codec>(b);
 }
 
+// A many-reference index (-r NAME=FILE, --references SHEET): its references named, checked and
+// read in place of REFERENCE..., built by app/index/many_reference_build.cpp. The options it
+// cannot honour are refused, not ignored.
+void build_many_reference_index(index_options o, unsigned threads, build_memory memory) {
+    if (!o.references.empty())
+        throw usage_error(
+            "give the references either as REFERENCE... or with -r NAME=FILE / --references, "
+            "not both (a many-reference index names every reference)");
+    if (o.filter != "expandable")
+        throw usage_error("a many-reference index is of the default filter, not --filter " +
+                          o.filter);
+    if (o.append)
+        throw usage_error(
+            "--append cannot add named references yet: build the many-reference index again with "
+            "every reference");
+    if (o.expected != 0 || o.cascading)
+        throw usage_error(
+            "--expected and --cascading do not apply to a many-reference index (it is made for "
+            "its references' k-mers)");
+    auto const refs = collect_references(o.reference_sheet, o.named_references);
+    for (auto const& r : refs) o.references.push_back(r.path);
+    std::vector<io::named_file> inputs;
+    for (auto const& r : refs) inputs.push_back({r.path, "reference " + r.name});
+    if (!o.reference_sheet.empty()) inputs.push_back({o.reference_sheet, "--references"});
+    io::refuse_same_files(inputs, {{o.output, "-o"}});
+    io::refuse_repeated_inputs({inputs.begin(), inputs.begin() + std::ssize(refs)});
+    io::check_output_folder(o.output);
+    if (!o.temp_dir.empty()) io::spill_file probe(o.temp_dir);
+    progress_meter progress("qmer index", o.quiet, o.timings);
+    index_build b{o, threads, memory, progress, temp_folder(o.temp_dir, o.output), {}};
+    build_many_references(b, refs);
+}
+
 }  // namespace
 
 void run_index(index_options const& given) {
     index_options o = given;
     check_index_parameters(o.k, o.fpr, o.fill, o.expected);  // core/bounds.hpp
+    if (!o.named_references.empty() || !o.reference_sheet.empty()) {
+        build_memory const memory{memory_limit(o.max_memory), !o.max_memory.empty()};
+        interrupt_guard const guard;
+        unsigned const threads = resolve_threads(o.threads);
+        thread_limit const limit(threads);
+        build_many_reference_index(o, threads, memory);
+        return;
+    }
     filter_kind const kind = parse_filter_kind(o.filter);
     // A filter whose false-positive rate is fixed (cuckoo) gets its best one when the user named
     // none; a --fpr it cannot honour stays an error (its codec says so).

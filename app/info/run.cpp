@@ -12,6 +12,7 @@
 #include "app/query/report.hpp"
 #include "core/error.hpp"
 #include "io/index_file.hpp"
+#include "io/reference_catalog.hpp"
 
 namespace qmer::app {
 namespace {
@@ -60,6 +61,33 @@ std::string preset_rule_text(io::index_header const& h) {
     return text + " unless given --min-hits/--min-containment";
 }
 
+// A many-reference index's references (io/reference_catalog.hpp): each one's name, group, source,
+// k-mers and the k-mers of it alone, and the class count.
+std::string references_text(io::reference_catalog const& c) {
+    std::string out = "references:     " + std::to_string(c.references.size()) + " in " +
+                      std::to_string(c.classes.size()) + " classes (" +
+                      std::to_string(c.value_bits) + "-bit class ids beside each fingerprint)\n";
+    out += "  name\tgroup\tkmers\tunique_kmers\tsource\n";
+    for (auto const& r : c.references)
+        out += "  " + r.name + "\t" + (r.group.empty() ? "-" : r.group) + "\t" +
+               std::to_string(r.kmers) + "\t" + std::to_string(r.unique_kmers) + "\t" + r.source +
+               "\n";
+    return out;
+}
+std::string references_json(io::reference_catalog const& c) {
+    std::string out = "  \"classes\": " + std::to_string(c.classes.size()) +
+                      ",\n  \"class_id_bits\": " + std::to_string(c.value_bits) +
+                      ",\n  \"references\": [";
+    for (size_t i = 0; i < c.references.size(); ++i) {
+        auto const& r = c.references[i];
+        out += std::string(i ? "," : "") + "\n    {\"name\": " + json_string(r.name) +
+               ", \"group\": " + json_string(r.group) + ", \"source\": " + json_string(r.source) +
+               ", \"kmers\": " + std::to_string(r.kmers) +
+               ", \"unique_kmers\": " + std::to_string(r.unique_kmers) + "}";
+    }
+    return out + "\n  ]";
+}
+
 }  // namespace
 
 void run_info(info_options const& o) {
@@ -70,6 +98,7 @@ void run_info(info_options const& o) {
     double const bits_per_kmer =
         h.elements ? 8.0 * static_cast<double>(array_bytes) / static_cast<double>(h.elements) : 0;
     auto const described = describe_filter(index);
+    auto const catalog = reference_catalog_of(index);
     std::string out;
     if (o.json) {
         out += "{\n  \"path\": " + json_string(index.path()) + ",\n";
@@ -116,7 +145,9 @@ void run_info(info_options const& o) {
         out += "  \"inputs\": [";
         for (size_t i = 0; i < h.inputs.size(); ++i)
             out += (i ? ", " : "") + json_string(h.inputs[i]);
-        out += "]\n}\n";
+        out += "]";
+        if (catalog) out += ",\n" + references_json(*catalog);
+        out += "\n}\n";
     } else {
         char buf[512];
         std::snprintf(buf, sizeof buf,
@@ -155,6 +186,7 @@ void run_info(info_options const& o) {
         out += "built by:       " + h.command + "\n";
         out += "inputs:         " + std::to_string(h.inputs.size()) + "\n";
         for (auto const& in : h.inputs) out += "  " + in + "\n";
+        if (catalog) out += references_text(*catalog);
     }
     if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
         throw output_error("writing to stdout failed");

@@ -29,6 +29,10 @@ struct query_options {
     unsigned threads = 0;  // 0: all cores
     bool interleaved = false;
     bool quick = false;  // stop a read's lookups once it is settled as a match
+    // A many-reference index (app/query/assignment.hpp): hits within `clearzone` of the best
+    // tie with it; a tie within one group is called that group.
+    uint64_t clearzone = 0;
+    bool ties_to_group = false;
     // Answer from the index file mapped in place (shared page cache, first read at once) instead
     // of a private copy on huge pages (faster lookups); see io::index_memory.
     bool mmap = false;

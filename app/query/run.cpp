@@ -30,9 +30,11 @@
 #include "app/filters/registry.hpp"
 #include "app/pipeline/gated_lookups.hpp"
 #include "app/pipeline/kmer_batches.hpp"
+#include "app/query/assignment.hpp"
 #include "app/query/options.hpp"
 #include "app/query/output_names.hpp"
 #include "app/query/panel.hpp"
+#include "app/query/reference_report.hpp"
 #include "app/query/report.hpp"
 #include "app/query/verdict.hpp"
 #include "core/error.hpp"
@@ -43,6 +45,7 @@
 #include "io/index_use.hpp"
 #include "io/output_file.hpp"
 #include "io/paired_reader.hpp"
+#include "io/reference_catalog.hpp"
 #include "io/same_file.hpp"
 #include "io/sequence_reader.hpp"
 
@@ -66,6 +69,14 @@ struct query_chunk {
     std::vector<std::array<std::string, 2>> split;  // per category, per mate
     query_totals totals;
     panel_totals panel;
+    // A many-reference index: per read (pair), the classes of its hits (class_offsets[i] ..
+    // class_offsets[i + 1] in class_hits), the assigner's scratch, and the batch's per-reference
+    // sums.
+    std::vector<class_count> class_hits;
+    std::vector<size_t> class_offsets;
+    std::vector<uint32_t> hit_ids, scratch, touched;
+    assignment assigned;
+    reference_totals references;
 
     void reset_outputs(size_t indexes, bool split_by_category) {
         counts.resize(indexes);
@@ -274,6 +285,11 @@ struct query_index {
     std::future<void> checksum;
     // Held while a private copy answers: other queries of the file then share its mapping.
     std::optional<io::index_exclusive_use> exclusive_use;
+    // A many-reference index: its catalog, its level (whose slots carry class ids, read in place
+    // like any level) and how its reads are assigned to references (app/query/assignment.hpp).
+    std::optional<io::reference_catalog> catalog;
+    std::optional<qf::rank_select_table> classes_level;
+    std::unique_ptr<reference_assigner> assigner;
 
     index_description describe() const {
         auto const& h = file.header();
@@ -402,6 +418,18 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
             levels = rank_select_levels_of(file);
             if (!levels) throw index_error("'" + path + "': changed while it was opened");
         }
+        if ((q->catalog = reference_catalog_of(file))) {
+            if (o.quick)
+                throw usage_error("--quick does not apply to a many-reference index ('" +
+                                  file.path() +
+                                  "'): every k-mer is looked up to rank the references");
+            q->classes_level = levels->level(0);
+            q->assigner = std::make_unique<reference_assigner>(
+                *q->catalog, q->verdicts,
+                assignment_rule{.clearzone = o.clearzone, .ties_to_group = o.ties_to_group},
+                file.header().fpr);
+            return q;
+        }
         q->lookup = rank_select_lookup(std::move(*levels), minimizer_gate_of(file), file.header(),
                                        q->verdicts, o.quick);
         return q;
@@ -442,9 +470,10 @@ struct query_plan {
     query_options const& o;
     std::vector<std::unique_ptr<query_index>> const& indexes;
     std::vector<index_spec> const& panel;
-    bool panel_form;  // -x indexes: a category per read, hits per index
-    bool paired;      // pairs (two files or interleaved): one verdict per pair
-    bool two_files;   // mate 2's output text goes to its own file
+    bool panel_form;       // -x indexes: a category per read, hits per index
+    bool many_references;  // one many-reference index: a category per read, its best references
+    bool paired;           // pairs (two files or interleaved): one verdict per pair
+    bool two_files;        // mate 2's output text goes to its own file
     bool want_matched, want_unmatched, want_split;
     // What each reads output's name asks for (output_names.hpp).
     record_format matched_format, unmatched_format, split_format;
@@ -456,6 +485,7 @@ struct query_plan {
           indexes(ix),
           panel(p),
           panel_form(options.index.empty()),
+          many_references(!panel_form && ix.front()->catalog.has_value()),
           paired(paired_reads),
           two_files(options.reads.size() == 2),
           want_matched(!options.matched.empty()),
@@ -498,6 +528,62 @@ void append_read(query_plan const& plan, std::array<std::string, 2>& dest,
         throw usage_error(std::string(option) + " '" + path +
                           "': a FASTQ name, but the reads are FASTA (no qualities): give it a " +
                           "FASTA name (.fa, .fasta, .fna) or none of these suffixes");
+}
+
+// A many-reference index's lookups over a batch: per read (pair), its k-mers and the classes of
+// its hits with their counts (one lookup per k-mer, whatever the number of references: the slot's
+// class id names them all). Hits are the k-mers found in any reference.
+void count_classes(query_index const& index, io::paired_batch const& reads, bool paired,
+                   query_chunk& chunk) {
+    qf::rank_select_table const& table = *index.classes_level;
+    io::index_header const& h = index.file.header();
+    plain_kmer_hashing const hashing(h.k, h.hash_seed);
+    auto& counts = chunk.counts[0];
+    counts.resize(reads.first.size());
+    chunk.class_hits.clear();
+    chunk.class_offsets.assign(1, 0);
+    std::vector<uint32_t>& ids = chunk.hit_ids;
+    for (size_t i = 0; i < reads.first.size(); ++i) {
+        ids.clear();
+        uint64_t kmers = 0;
+        auto scan = [&](std::string_view seq) {
+            kmers += for_each_kmer_hash(table, hashing, seq, [&](uint64_t x) {
+                uint64_t const id = table.find(x);
+                if (id != qf::rank_select_table::absent) ids.push_back(static_cast<uint32_t>(id));
+            });
+        };
+        scan(reads.first[i].sequence);
+        if (paired) scan(reads.second[i].sequence);
+        std::sort(ids.begin(), ids.end());
+        for (size_t a = 0; a < ids.size();) {
+            size_t b = a;
+            while (b < ids.size() && ids[b] == ids[a]) ++b;
+            chunk.class_hits.push_back({ids[a], static_cast<uint32_t>(b - a)});
+            a = b;
+        }
+        counts[i] = {kmers, ids.size()};
+        chunk.class_offsets.push_back(chunk.class_hits.size());
+    }
+}
+
+// A many-reference index: the read's best references, its category and its TSV line. Returns
+// whether a reference's verdict matched.
+bool answer_many_references(query_plan const& plan, query_chunk& chunk, size_t i,
+                            std::string_view id, uint64_t kmers) {
+    query_index const& index = *plan.indexes[0];
+    std::span<class_count const> const classes(
+        chunk.class_hits.data() + chunk.class_offsets[i],
+        chunk.class_hits.data() + chunk.class_offsets[i + 1]);
+    index.assigner->assign(kmers, classes, chunk.scratch, chunk.touched, chunk.assigned);
+    assignment const& a = chunk.assigned;
+    auto const& groups = index.assigner->groups();
+    chunk.references.count(a, groups);
+    append_reference_tsv_line(chunk.tsv, id, kmers, a.hits,
+                              reference_category(a, *index.catalog, groups),
+                              index.assigner->best_text(a));
+    chunk.totals.hits += a.hits;
+    chunk.totals.containment.add(kmers, a.hits);
+    return !a.best.empty();
 }
 
 // One index: the read's hits against the rule; its TSV line. Returns the match.
@@ -543,8 +629,16 @@ bool answer_panel(query_plan const& plan, query_chunk& chunk, size_t i, std::str
 void answer_chunk(query_plan const& plan, query_chunk& chunk) {
     size_t const n = plan.indexes.size();
     chunk.reset_outputs(n, plan.want_split);
-    for (size_t j = 0; j < n; ++j)
-        plan.indexes[j]->lookup->count(chunk.reads, plan.paired, chunk.counts[j]);
+    if (plan.many_references) {
+        query_index const& index = *plan.indexes[0];
+        size_t const refs = index.catalog->references.size();
+        chunk.scratch.resize(refs);
+        chunk.references = reference_totals(refs, index.assigner->groups().names.size());
+        count_classes(index, chunk.reads, plan.paired, chunk);
+    } else {
+        for (size_t j = 0; j < n; ++j)
+            plan.indexes[j]->lookup->count(chunk.reads, plan.paired, chunk.counts[j]);
+    }
     auto& t = chunk.totals;
     auto const& first = chunk.reads.first;
     auto const& second = chunk.reads.second;
@@ -562,7 +656,9 @@ void answer_chunk(query_plan const& plan, query_chunk& chunk) {
             kmers = plan.scanner.count(r1.sequence) +
                     (plan.paired ? plan.scanner.count(r2.sequence) : 0);
         bool const match = plan.panel_form ? answer_panel(plan, chunk, i, id, kmers, r1, mate)
-                                           : answer_one_index(plan, chunk, i, id, kmers);
+                           : plan.many_references
+                               ? answer_many_references(plan, chunk, i, id, kmers)
+                               : answer_one_index(plan, chunk, i, id, kmers);
         t.bases += r1.sequence.size() + (plan.paired ? r2.sequence.size() : 0);
         t.reads += plan.paired ? 2 : 1;
         t.pairs += plan.paired;
@@ -684,6 +780,18 @@ void read_answer_write(query_plan const& plan, read_source& source, unsigned thr
     throw_if_interrupted();
 }
 
+// The tie rule of a many-reference query, in words (the TSV's "# best:" line).
+std::string tie_rule_text(query_options const& o) {
+    std::string text =
+        "the references with the most hits among those whose verdict matches; a reference within "
+        "max(" +
+        std::to_string(o.clearzone) +
+        ", d - 1) hits of the best ties with it, d the least count with P(Binomial(kmers, fpr) "
+        ">= d) <= 0.001; one best reference is the category, several are 'ambiguous'";
+    if (o.ties_to_group) text += ", or their group where they all belong to one";
+    return text;
+}
+
 // The closing line's tail: how many reads (pairs) matched.
 std::string matched_text(query_plan const& plan, query_totals const& totals) {
     uint64_t const units = plan.paired ? totals.pairs : totals.reads;
@@ -708,15 +816,24 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
     panel_rule const prule = plan.rule();
 
     query_outputs out(plan, threads);
-    out.write_preamble(plan.panel_form ? panel_tsv_preamble(described, prule, o.reads, plan.paired)
-                                       : tsv_preamble(described[0], rule_text, o.reads));
+    io::reference_catalog const* catalog = plan.many_references ? &*indexes[0]->catalog : nullptr;
+    if (plan.panel_form)
+        out.write_preamble(panel_tsv_preamble(described, prule, o.reads, plan.paired));
+    else if (catalog)
+        out.write_preamble(
+            reference_tsv_preamble(described[0], *catalog, rule_text, tie_rule_text(o), o.reads));
+    else
+        out.write_preamble(tsv_preamble(described[0], rule_text, o.reads));
 
     query_totals totals;
     panel_totals panel_sums(indexes.size());
+    reference_totals reference_sums(catalog ? catalog->references.size() : 0,
+                                    catalog ? indexes[0]->assigner->groups().names.size() : 0);
     read_answer_write(plan, source, threads, [&](query_chunk const& chunk) {
         out.write(chunk);
         totals.add(chunk.totals);
         panel_sums.add(chunk.panel);
+        if (catalog) reference_sums.add(chunk.references);
         progress.update(totals.reads, totals.bases);
     });
     for (auto& index : indexes)
@@ -724,10 +841,18 @@ void query_indexes(query_options const& o, std::vector<std::unique_ptr<query_ind
 
     out.commit([&] {
         double const wall = progress.elapsed_seconds(), cpu = cpu_seconds();
-        return plan.panel_form ? panel_summary_json(totals, panel_sums, described, rule_text,
-                                                    o.reads, wall, cpu, peak_rss_bytes(), threads)
-                               : summary_json(totals, described[0], rule_text, o.reads, wall, cpu,
-                                              peak_rss_bytes(), threads);
+        if (plan.panel_form)
+            return panel_summary_json(totals, panel_sums, described, rule_text, o.reads, wall, cpu,
+                                      peak_rss_bytes(), threads);
+        std::string text = summary_json(totals, described[0], rule_text, o.reads, wall, cpu,
+                                        peak_rss_bytes(), threads);
+        // A many-reference index: its per-reference table first (FastQ Screen's, Seal's
+        // refstats), then the summary's usual members.
+        if (catalog)
+            text.insert(
+                text.find('\n') + 1,
+                reference_summary_json(reference_sums, *catalog, indexes[0]->assigner->groups()));
+        return text;
     });
     progress.finish(matched_text(plan, totals));
 }
@@ -846,8 +971,13 @@ void run_query(query_options const& o) {
                          "read matches it\n",
                          panel[i].path.c_str());
     std::vector<std::unique_ptr<query_index>> indexes;
-    for (size_t i = 0; i < panel.size(); ++i)
+    for (size_t i = 0; i < panel.size(); ++i) {
         indexes.push_back(load_index(panel[i], std::move(opened[i]), o));
+        if (o.index.empty() && indexes.back()->catalog)
+            throw usage_error("-x " + panel[i].name + " ('" + panel[i].path +
+                              "') is a many-reference index: query it alone, as INDEX (it names "
+                              "the reference of each read itself)");
+    }
     progress_meter progress("qmer query", o.quiet);
     query_indexes(o, indexes, panel, threads, source, progress);
 }
