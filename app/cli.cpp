@@ -84,7 +84,10 @@ void setup_index(CLI::App& app, index_options& o, qmer_formatter& format) {
     app.add_option("-r,--reference", o.named_references,
                    "A named reference of a many-reference index (queries say which reference "
                    "each read comes from); repeat it")
-        ->type_name("NAME=FILE");
+        ->type_name("NAME=FILE")
+        // One value per -r, as -x: files after it stay references (and are refused beside -r).
+        ->allow_extra_args(false)
+        ->take_all();
     app.add_option("--references", o.reference_sheet,
                    "A many-reference index's references, one a line: NAME<TAB>FILE[<TAB>GROUP] "
                    "('#' comments; FILE relative to the sheet)")

@@ -242,7 +242,9 @@ void build_many_references(index_build& b, std::vector<named_reference> const& r
     auto [renumbered, table] = global.by_frequency(refs.size());
     io::reference_catalog catalog = catalog_of(refs, global, renumbered, std::move(table));
     level.value_bits = catalog.value_bits;
-    if (level.plan.g.remainder_bits + level.value_bits > qf::max_remainder_bits ||
+    // fp << id bits must fit a word, and the slot's remainder and id the layout's remainder field.
+    if (level.plan.g.fingerprint_bits() + level.value_bits > 64 ||
+        level.plan.g.remainder_bits + level.value_bits > qf::max_remainder_bits ||
         level.value_bits > qf::rank_select_table::max_value_bits)
         throw usage_error("the references make " + std::to_string(catalog.classes.size()) +
                           " classes, more than a many-reference index holds (2^" +

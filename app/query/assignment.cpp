@@ -29,11 +29,13 @@ void reference_assigner::assign(uint64_t kmers, std::span<class_count const> cla
     touched.clear();
     // A class's hits count for each of its references: the work is the classes' sizes, not the
     // number of references.
-    for (class_count const c : classes)
+    for (class_count const c : classes) {
+        if (c.hits == 0) continue;  // would leave scratch at 0 and be touched twice
         for (uint32_t const r : catalog_.classes.members(c.id)) {
             if (scratch[r] == 0) touched.push_back(r);
             scratch[r] += c.hits;
         }
+    }
     uint64_t best = 0;
     for (uint32_t const r : touched)
         if (scratch[r] > best && verdicts_.matches(kmers, scratch[r])) best = scratch[r];

@@ -33,9 +33,12 @@ class class_table {
         : offsets_(std::move(class_offsets)), members_(std::move(member_ids)) {
         if (offsets_.empty() || offsets_.front() != 0 || offsets_.back() != members_.size())
             throw std::invalid_argument("class table: bad offsets");
-        for (size_t i = 0; i + 1 < offsets_.size(); ++i) {
+        // Every class non-empty and in order before any is read: then each lies inside the
+        // members (the last offset is their count).
+        for (size_t i = 0; i + 1 < offsets_.size(); ++i)
             if (offsets_[i + 1] <= offsets_[i])
                 throw std::invalid_argument("class table: an empty or reversed class");
+        for (size_t i = 0; i + 1 < offsets_.size(); ++i) {
             auto const m = members(i);
             for (size_t j = 0; j < m.size(); ++j)
                 if (m[j] >= references || (j > 0 && m[j] <= m[j - 1]))
