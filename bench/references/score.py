@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Per-read accuracy of bench/references: for a many-reference query's TSV (columns category,
+best) and a 16-index panel's (category: one index, multiple or none), the share of reads whose own
+reference is among the best (its group counts where `best` names one), assigned to their own
+reference alone, to another alone (wrong), ambiguous, and not called. Reads are named NAME.N."""
+import argparse
+
+
+def groups_of(sheet):
+    members = {}
+    for line in open(sheet):
+        f = line.rstrip("\n").split("\t")
+        if len(f) >= 3:
+            members.setdefault(f[2], set()).add(f[0])
+    return members
+
+
+def score(path, groups, many):
+    n = own_in_best = alone = wrong = tied = none = 0
+    header = None
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        if header is None:
+            header = {name: i for i, name in enumerate(f)}
+            continue
+        origin = f[0].rsplit(".", 1)[0]
+        category = f[header["category"]]
+        n += 1
+        if many:
+            best = set()
+            for b in f[header["best"]].split(","):
+                best |= groups.get(b, {b})
+            own_in_best += origin in best
+        else:
+            own_in_best += category == origin  # a panel names no tied set
+        if category == origin:
+            alone += 1
+        elif category in ("ambiguous", "multiple"):
+            tied += 1
+        elif category == "none":
+            none += 1
+        elif category in groups:
+            tied += 1
+        else:
+            wrong += 1
+    pct = lambda x: f"{100.0 * x / n:.3f}%"
+    return [n, pct(own_in_best), pct(alone), pct(wrong), pct(tied), pct(none)]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sheet", required=True)
+    p.add_argument("--many", required=True)
+    p.add_argument("--panel", required=True)
+    a = p.parse_args()
+    groups = groups_of(a.sheet)
+    print("| run | reads | own reference among best | own reference alone | another alone (wrong) | tie | none |")
+    print("|---|---|---|---|---|---|---|")
+    for label, path, many in (("many-reference index", a.many, True),
+                              ("16 -x indexes", a.panel, False)):
+        print("| " + label + " | " + " | ".join(str(x) for x in score(path, groups, many)) + " |")
+
+
+if __name__ == "__main__":
+    main()
