@@ -1,5 +1,6 @@
 #include "io/reference_catalog.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -69,7 +70,7 @@ class byte_reader {
 }  // namespace
 
 std::vector<uint64_t> reference_catalog::params() const {
-    return {catalog_tag, references.size(), classes.size(), value_bits};
+    return {catalog_tag, references.size(), classes.size(), value_bits, escaped};
 }
 
 std::vector<uint64_t> reference_catalog::words() const {
@@ -98,7 +99,8 @@ reference_catalog reference_catalog::read(std::span<uint64_t const> params,
         throw std::invalid_argument("reference catalog: bad counts");
     reference_catalog c;
     c.value_bits = static_cast<unsigned>(params[3]);
-    if (classes > (uint64_t{1} << c.value_bits))
+    c.escaped = params[4];
+    if (c.escaped == 0 && classes > (uint64_t{1} << c.value_bits))
         throw std::invalid_argument("reference catalog: more classes than its ids can name");
     byte_reader r(words);
     for (uint64_t i = 0; i < n; ++i) {
@@ -122,6 +124,48 @@ reference_catalog reference_catalog::read(std::span<uint64_t const> params,
     if (r.left() >= 8) throw std::invalid_argument("reference catalog: words past its end");
     c.classes = qf::class_table(std::move(offsets), std::move(members), n);
     return c;
+}
+
+class_overflow::class_overflow(std::span<uint64_t const> words, unsigned id_bits)
+    : words_(words), id_bits_(id_bits) {
+    if (id_bits < 1 || id_bits > 32) throw std::invalid_argument("class overflow: bad id bits");
+    for (size_t i = 1; i < words.size(); ++i)
+        if ((words[i] >> id_bits) <= (words[i - 1] >> id_bits))
+            throw std::invalid_argument("class overflow: fingerprints out of order");
+}
+
+uint64_t class_overflow::find(uint64_t fp) const noexcept {
+    // The first entry whose fingerprint is at least fp: entries are fp << id_bits | id, sorted.
+    auto const it = std::lower_bound(words_.begin(), words_.end(), fp << id_bits_);
+    if (it == words_.end() || (*it >> id_bits_) != fp) return UINT64_MAX;
+    return *it & ((uint64_t{1} << id_bits_) - 1);
+}
+
+unsigned class_id_bits_for(std::span<uint64_t const> counts, unsigned remainder_bits) {
+    uint64_t n = 0;
+    for (uint64_t const c : counts) n += c;
+    unsigned const all = qf::class_id_bits(counts.size());
+    // A slot's bits at b id bits: its share of a 512-bit block (block_format.hpp's s slots of
+    // r + b + 2 bits beside a 16-bit offset).
+    auto slot_bits = [&](unsigned b) {
+        double const s = std::min(64u, (512u - 16u) / (remainder_bits + b + 2));
+        return 512.0 / s;
+    };
+    unsigned best = all;
+    double best_cost = static_cast<double>(n) * slot_bits(all);
+    uint64_t inline_count = 0;
+    for (unsigned b = 1; b < all; ++b) {
+        inline_count = 0;
+        uint64_t const escape = (uint64_t{1} << b) - 1;
+        for (uint64_t id = 0; id < escape && id < counts.size(); ++id) inline_count += counts[id];
+        double const cost =
+            static_cast<double>(n) * slot_bits(b) + 64.0 * static_cast<double>(n - inline_count);
+        if (cost < best_cost) {
+            best = b;
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 std::vector<uint32_t> reference_catalog::members_of_group(std::string const& group) const {

@@ -166,12 +166,13 @@ struct filter_sections<qf::expandable_filter> {
 
     // The arrays of the stack and its levels: all but a trailing minimizer gate (format 9), which
     // must be the last and match the levels' windows (checked where it is read).
-    // A many-reference index (format 10) ends with its reference catalog
-    // (io/reference_catalog.hpp), after the levels and any gate.
+    // A many-reference index (format 10) ends with its class overflow, where it has one, and its
+    // reference catalog (io/reference_catalog.hpp), after the levels and any gate.
     template <typename Arrays>
     static size_t level_arrays(Arrays const& a) {
         size_t n = a.size();
         if (n >= 3 && io::reference_catalog::is_catalog(a[n - 1].params)) --n;
+        if (n >= 3 && io::class_overflow::is_overflow(a[n - 1].params)) --n;
         if (n >= 3 && qf::minimizer_gate::is_gate(a[n - 1].params)) --n;
         return n;
     }

@@ -66,7 +66,8 @@ std::string preset_rule_text(io::index_header const& h) {
 std::string references_text(io::reference_catalog const& c) {
     std::string out = "references:     " + std::to_string(c.references.size()) + " in " +
                       std::to_string(c.classes.size()) + " classes (" +
-                      std::to_string(c.value_bits) + "-bit class ids beside each fingerprint)\n";
+                      std::to_string(c.value_bits) + "-bit class ids beside each fingerprint; " +
+                      std::to_string(c.escaped) + " fingerprints' ids in the overflow)\n";
     out += "  name\tgroup\tkmers\tunique_kmers\tsource\n";
     for (auto const& r : c.references)
         out += "  " + r.name + "\t" + (r.group.empty() ? "-" : r.group) + "\t" +
@@ -77,6 +78,7 @@ std::string references_text(io::reference_catalog const& c) {
 std::string references_json(io::reference_catalog const& c) {
     std::string out = "  \"classes\": " + std::to_string(c.classes.size()) +
                       ",\n  \"class_id_bits\": " + std::to_string(c.value_bits) +
+                      ",\n  \"escaped_fingerprints\": " + std::to_string(c.escaped) +
                       ",\n  \"references\": [";
     for (size_t i = 0; i < c.references.size(); ++i) {
         auto const& r = c.references[i];

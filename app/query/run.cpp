@@ -289,6 +289,7 @@ struct query_index {
     // like any level) and how its reads are assigned to references (app/query/assignment.hpp).
     std::optional<io::reference_catalog> catalog;
     std::optional<qf::rank_select_table> classes_level;
+    io::class_overflow overflow;  // the ids its slots escape (io/reference_catalog.hpp)
     std::unique_ptr<reference_assigner> assigner;
 
     index_description describe() const {
@@ -424,6 +425,7 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
                                   file.path() +
                                   "'): every k-mer is looked up to rank the references");
             q->classes_level = levels->level(0);
+            q->overflow = filter_codec<filter_kind::expandable>::overflow_in_place(file);
             q->assigner = std::make_unique<reference_assigner>(
                 *q->catalog, q->verdicts,
                 assignment_rule{.clearzone = o.clearzone, .ties_to_group = o.ties_to_group},
@@ -543,13 +545,20 @@ void count_classes(query_index const& index, io::paired_batch const& reads, bool
     chunk.class_hits.clear();
     chunk.class_offsets.assign(1, 0);
     std::vector<uint32_t>& ids = chunk.hit_ids;
+    uint64_t const escape = index.catalog->has_overflow() ? index.catalog->escape() : ~uint64_t{0};
     for (size_t i = 0; i < reads.first.size(); ++i) {
         ids.clear();
         uint64_t kmers = 0;
         auto scan = [&](std::string_view seq) {
             kmers += for_each_kmer_hash(table, hashing, seq, [&](uint64_t x) {
-                uint64_t const id = table.find(x);
-                if (id != qf::rank_select_table::absent) ids.push_back(static_cast<uint32_t>(id));
+                uint64_t id = table.find(x);
+                if (id == qf::rank_select_table::absent) return;
+                // A rare class: its id in the overflow, by fingerprint (a damaged index may
+                // have none there: then the k-mer counts as absent).
+                if (id == escape &&
+                    (id = index.overflow.find(table.geometry().fingerprint(x))) == UINT64_MAX)
+                    return;
+                ids.push_back(static_cast<uint32_t>(id));
             });
         };
         scan(reads.first[i].sequence);

@@ -12,12 +12,17 @@ COMPLEMENT = str.maketrans("ACGTN", "TGCAN")
 
 def sequence(path):
     opener = gzip.open if path.endswith(".gz") else open
-    parts = []
+    records, lines = [], []
     with opener(path, "rt") as f:
         for line in f:
-            if not line.startswith(">"):
-                parts.append(line.strip().upper())
-    return "N".join(parts)  # records joined by an N: no read spans two
+            if line.startswith(">"):
+                if lines:
+                    records.append("".join(lines))
+                lines = []
+            else:
+                lines.append(line.strip().upper())
+    records.append("".join(lines))
+    return "N".join(records)  # records joined by an N: no read spans two
 
 
 def main():

@@ -84,7 +84,7 @@ class section_bytes {
 };
 
 std::vector<uint64_t> params(uint64_t references, uint64_t classes, uint64_t value_bits) {
-    return {qmer::io::catalog_tag, references, classes, value_bits};
+    return {qmer::io::catalog_tag, references, classes, value_bits, 0};
 }
 
 // Three references, classes {0}, {1, 2}, {0, 1, 2}: a valid section to change one thing of.
@@ -97,11 +97,12 @@ section_bytes three_references() {
 TEST(reference_catalog, reads_back_what_it_wrote) {
     reference_catalog const c = sample();
     auto const p = c.params();
-    ASSERT_EQ(p.size(), 4u);
+    ASSERT_EQ(p.size(), 5u);
     EXPECT_EQ(p[0], qmer::io::catalog_tag);
     EXPECT_EQ(p[1], 6u);
     EXPECT_EQ(p[2], 5u);
     EXPECT_EQ(p[3], 3u);
+    EXPECT_EQ(p[4], 0u);  // no escaped fingerprint
     EXPECT_TRUE(reference_catalog::is_catalog(p));
     auto const words = c.words();
     reference_catalog const back = reference_catalog::read(p, words);
@@ -145,7 +146,7 @@ TEST(reference_catalog, refuses_parameters_that_are_not_a_catalogs) {
     EXPECT_FALSE(reference_catalog::is_catalog(p));
     EXPECT_THROW(reference_catalog::read(p, words), std::invalid_argument);
     p = c.params();
-    p.push_back(0);  // five parameters
+    p.push_back(0);  // six parameters
     EXPECT_THROW(reference_catalog::read(p, words), std::invalid_argument);
     p = c.params();
     p.pop_back();
@@ -250,6 +251,47 @@ TEST(reference_catalog, refuses_words_past_its_end) {
     // A class the parameters do not count.
     auto const extra = three_references().set({0}).set({1, 2}).set({0, 1, 2}).set({1}).words();
     EXPECT_THROW(reference_catalog::read(params(3, 3, 2), extra), std::invalid_argument);
+}
+
+TEST(reference_catalog, more_classes_than_its_ids_name_need_an_overflow) {
+    auto const four = three_references().set({0}).set({1, 2}).set({0, 1, 2}).set({1}).words();
+    auto p = params(3, 4, 1);
+    p[4] = 7;  // fingerprints escaped to the overflow: ids 1 .. 3 are not in their slots
+    EXPECT_NO_THROW(reference_catalog::read(p, four));
+    reference_catalog const c = reference_catalog::read(p, four);
+    EXPECT_TRUE(c.has_overflow());
+    EXPECT_EQ(c.escape(), 1u);
+}
+
+TEST(class_overflow, finds_each_escaped_fingerprint_and_nothing_else) {
+    // fp << 10 | id, in fingerprint order.
+    std::vector<uint64_t> const words{(uint64_t{3} << 10) | 700, (uint64_t{9} << 10) | 1,
+                                      (uint64_t{1000} << 10) | 1023};
+    qmer::io::class_overflow const o(words, 10);
+    EXPECT_EQ(o.find(3), 700u);
+    EXPECT_EQ(o.find(9), 1u);
+    EXPECT_EQ(o.find(1000), 1023u);
+    for (uint64_t const absent : {0, 2, 4, 10, 999, 1001})
+        EXPECT_EQ(o.find(absent), UINT64_MAX) << absent;
+    EXPECT_EQ(qmer::io::class_overflow({}, 10).find(3), UINT64_MAX);
+    std::vector<uint64_t> const unsorted{(uint64_t{9} << 10) | 1, (uint64_t{3} << 10) | 1};
+    EXPECT_THROW(qmer::io::class_overflow(unsorted, 10), std::invalid_argument);
+    std::vector<uint64_t> const repeated{(uint64_t{3} << 10) | 1, (uint64_t{3} << 10) | 2};
+    EXPECT_THROW(qmer::io::class_overflow(repeated, 10), std::invalid_argument);
+    EXPECT_THROW(qmer::io::class_overflow(words, 0), std::invalid_argument);
+}
+
+TEST(class_id_bits_for, escapes_only_where_that_saves_bits) {
+    // One class: 1 bit, nothing to escape.
+    EXPECT_EQ(qmer::io::class_id_bits_for(std::vector<uint64_t>{100}, 10), 1u);
+    // 1,024 classes of equal counts: escaping any share costs 64 bits each, more than the bits
+    // saved, so every id stays in its slot (10 bits).
+    EXPECT_EQ(qmer::io::class_id_bits_for(std::vector<uint64_t>(1024, 1000), 10), 10u);
+    // A skewed table: 3 classes hold almost everything, 1,021 a few fingerprints each: 2 bits
+    // (ids 0..2 in the slots, the rest escaped).
+    std::vector<uint64_t> skewed(1024, 1);
+    skewed[0] = skewed[1] = skewed[2] = 1000000;
+    EXPECT_EQ(qmer::io::class_id_bits_for(skewed, 10), 2u);
 }
 
 }  // namespace

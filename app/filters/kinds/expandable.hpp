@@ -129,7 +129,27 @@ struct filter_codec<filter_kind::expandable> : codec_base<qf::expandable_filter>
             if (state::level_arrays(sections) != 2 ||
                 state::value_bits_of_level(sections[1].params) != catalog.value_bits)
                 throw std::invalid_argument("the level's class ids are not the catalog's");
+            auto const& before = sections[sections.size() - 2];
+            bool const overflow = io::class_overflow::is_overflow(before.params);
+            if (overflow != catalog.has_overflow() ||
+                (overflow && (before.params[1] != catalog.escaped ||
+                              before.params[2] != qf::class_id_bits(catalog.classes.size()))))
+                throw std::invalid_argument("the class overflow is not the catalog's");
             return catalog;
+        } catch (std::invalid_argument const& e) {
+            throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
+        }
+    }
+
+    // A many-reference index's class overflow (io/reference_catalog.hpp): the ids its slots
+    // escape, read in place; empty where it has none. Call after catalog_in_place checked it.
+    static io::class_overflow overflow_in_place(io::index_file const& index) {
+        auto const& sections = index.sections();
+        if (sections.size() < 4) return {};
+        auto const& s = sections[sections.size() - 2];
+        if (!io::class_overflow::is_overflow(s.params)) return {};
+        try {
+            return io::class_overflow(s.words, static_cast<unsigned>(s.params[2]));
         } catch (std::invalid_argument const& e) {
             throw index_error("'" + index.path() + "': damaged index (" + e.what() + ")");
         }
