@@ -109,6 +109,7 @@ python3 "$here/score.py" --sheet "$sheet" --many "$work/many.tsv" --panel "$work
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: $(git -C "$repo" rev-parse --short HEAD)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
     echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "reads: $nreads per strain, 150 bp, 0.5% substitutions"
     echo "threads: $threads"

@@ -53,13 +53,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--sheet", required=True)
     p.add_argument("--many", required=True)
-    p.add_argument("--panel", required=True)
+    p.add_argument("--panel")
     a = p.parse_args()
     groups = groups_of(a.sheet)
     print("| run | reads | own reference among best | own reference alone | another alone (wrong) | tie | none |")
     print("|---|---|---|---|---|---|---|")
-    for label, path, many in (("many-reference index", a.many, True),
-                              ("16 -x indexes", a.panel, False)):
+    runs = [("many-reference index", a.many, True)]
+    if a.panel:
+        runs.append(("16 -x indexes", a.panel, False))
+    for label, path, many in runs:
         print("| " + label + " | " + " | ".join(str(x) for x in score(path, groups, many)) + " |")
 
 
