@@ -37,6 +37,7 @@ CLAIMS_FILES = [
     "bench/scaling/external_claims.tsv",
     "bench/query/external_claims.tsv",
     "bench/accuracy/results/2026-11-27T1646Z/claims.tsv",
+    "bench/references/results/2026-12-08b/claims.tsv",
 ]
 
 # (section id, heading, the keys of its rows in page order). Every claim read must be placed here
@@ -50,6 +51,8 @@ SECTIONS = [
      ["scaling.second_thread", "scaling.index_vs_kmc", "scaling.qf_inserts", "qf.before_after",
       "model.predicted", "model.xeon16", "model.capacities"]),
     ("shared", "Shared machines (bench/query)", ["query.mapped"]),
+    ("references", "Many references in one index (bench/references)",
+     ["references.query", "references.size", "references.accuracy", "references.series"]),
     ("accuracy", "Host depletion accuracy (bench/accuracy)",
      ["accuracy.short", "accuracy.long_default", "accuracy.long_closest",
       "accuracy.long_one_setting", "accuracy.deep", "accuracy.deacon_rule",
