@@ -181,8 +181,9 @@ void setup_query(CLI::App& app, query_options& o, qmer_formatter& format) {
         ->allow_extra_args(false)
         ->take_all();
     app.add_option("--split-by-category", o.split_by_category,
-                   "With -x: write each category's reads to its own FASTQ, PATH with .NAME before "
-                   "its suffix (out.fq.gz -> out.A.fq.gz, out.multiple.fq.gz, out.none.fq.gz)");
+                   "With -x or a many-reference index: write each category's reads to its own "
+                   "FASTQ, PATH with .NAME before its suffix (out.fq.gz -> out.A.fq.gz, "
+                   "out.multiple.fq.gz or out.ambiguous.fq.gz, out.none.fq.gz)");
     app.add_option("-o,--output", o.output, "Per-read TSV (default: stdout)");
     app.add_option("--summary", o.summary, "Write a JSON summary here");
     app.add_option("--matched", o.matched,

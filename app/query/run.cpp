@@ -78,13 +78,13 @@ struct query_chunk {
     assignment assigned;
     reference_totals references;
 
-    void reset_outputs(size_t indexes, bool split_by_category) {
+    void reset_outputs(size_t indexes, size_t split_categories) {
         counts.resize(indexes);
         hits.resize(indexes);
         tsv.clear();
         for (auto& s : matched) s.clear();
         for (auto& s : unmatched) s.clear();
-        split.resize(split_by_category ? indexes + 2 : 0);
+        split.resize(split_categories);
         for (auto& mates : split)
             for (auto& s : mates) s.clear();
         totals = {};
@@ -458,12 +458,30 @@ std::vector<std::pair<std::string, std::string>> fastq_outputs(query_options con
     return {{mate_path(path, 1), role + ", mate 1"}, {mate_path(path, 2), role + ", mate 2"}};
 }
 
-// The --split-by-category files, per category (the panel's indexes, multiple, none).
-std::vector<std::string> split_paths(query_options const& o, std::vector<index_spec> const& panel) {
+// The categories a read may get, in the order of their --split-by-category files: a panel's
+// indexes, multiple, none; a many-reference index's references, its groups (with
+// --ties-to-group), ambiguous, none.
+std::vector<std::string> categories_of(query_options const& o, std::vector<index_spec> const& panel,
+                                       io::reference_catalog const* catalog) {
+    std::vector<std::string> out;
+    if (catalog == nullptr) {
+        for (size_t c = 0; c < panel.size() + 2; ++c) out.emplace_back(category_name(c, panel));
+        return out;
+    }
+    for (auto const& r : catalog->references) out.push_back(r.name);
+    if (o.ties_to_group)
+        for (auto const& g : reference_groups(*catalog).names) out.push_back(g);
+    out.emplace_back(category_ambiguous);
+    out.emplace_back(category_none);
+    return out;
+}
+
+// The --split-by-category files, per category.
+std::vector<std::string> split_paths(query_options const& o,
+                                     std::vector<std::string> const& categories) {
     std::vector<std::string> out;
     if (o.split_by_category.empty()) return out;
-    for (size_t c = 0; c < panel.size() + 2; ++c)
-        out.push_back(category_path(o.split_by_category, category_name(c, panel)));
+    for (auto const& c : categories) out.push_back(category_path(o.split_by_category, c));
     return out;
 }
 
@@ -479,6 +497,7 @@ struct query_plan {
     bool want_matched, want_unmatched, want_split;
     // What each reads output's name asks for (output_names.hpp).
     record_format matched_format, unmatched_format, split_format;
+    std::vector<std::string> categories;  // in the order of the --split-by-category files
     kmer_scanner scanner;  // counts a read's k-mers when --quick stops the lookups early
 
     query_plan(query_options const& options, std::vector<std::unique_ptr<query_index>> const& ix,
@@ -496,6 +515,7 @@ struct query_plan {
           matched_format(record_format_by_name(options.matched)),
           unmatched_format(record_format_by_name(options.unmatched)),
           split_format(record_format_by_name(options.split_by_category)),
+          categories(categories_of(options, p, many_references ? &*ix.front()->catalog : nullptr)),
           scanner(ix.front()->file.header().k) {}
 
     // The verdict rule in words, for the TSV preamble and the summary.
@@ -583,7 +603,8 @@ void count_classes(query_index const& index, io::paired_batch const& reads, bool
 // A many-reference index: the read's best references, its category and its TSV line. Returns
 // whether a reference's verdict matched.
 bool answer_many_references(query_plan const& plan, query_chunk& chunk, size_t i,
-                            std::string_view id, uint64_t kmers) {
+                            std::string_view id, uint64_t kmers, io::sequence_record const& r1,
+                            io::sequence_record const* mate) {
     query_index const& index = *plan.indexes[0];
     std::span<class_count const> const classes(
         chunk.class_hits.data() + chunk.class_offsets[i],
@@ -597,6 +618,17 @@ bool answer_many_references(query_plan const& plan, query_chunk& chunk, size_t i
                               index.assigner->best_text(a));
     chunk.totals.hits += a.hits;
     chunk.totals.containment.add(kmers, a.hits);
+    if (plan.want_split) {
+        // categories_of's order: references, groups (--ties-to-group), ambiguous, none.
+        size_t const refs = index.catalog->references.size();
+        size_t const groups_shown = plan.o.ties_to_group ? groups.names.size() : 0;
+        size_t const c = a.best.empty()          ? refs + groups_shown + 1
+                         : a.category >= 0       ? static_cast<size_t>(a.category)
+                         : a.group_category >= 0 ? refs + static_cast<size_t>(a.group_category)
+                                                 : refs + groups_shown;
+        append_read(plan, chunk.split[c], r1, mate, plan.split_format, "--split-by-category",
+                    plan.o.split_by_category);
+    }
     return !a.best.empty();
 }
 
@@ -642,7 +674,7 @@ bool answer_panel(query_plan const& plan, query_chunk& chunk, size_t i, std::str
 // outputs, in input order.
 void answer_chunk(query_plan const& plan, query_chunk& chunk) {
     size_t const n = plan.indexes.size();
-    chunk.reset_outputs(n, plan.want_split);
+    chunk.reset_outputs(n, plan.want_split ? plan.categories.size() : 0);
     if (plan.many_references) {
         query_index const& index = *plan.indexes[0];
         size_t const refs = index.catalog->references.size();
@@ -671,7 +703,7 @@ void answer_chunk(query_plan const& plan, query_chunk& chunk) {
                     (plan.paired ? plan.scanner.count(r2.sequence) : 0);
         bool const match = plan.panel_form ? answer_panel(plan, chunk, i, id, kmers, r1, mate)
                            : plan.many_references
-                               ? answer_many_references(plan, chunk, i, id, kmers)
+                               ? answer_many_references(plan, chunk, i, id, kmers, r1, mate)
                                : answer_one_index(plan, chunk, i, id, kmers);
         t.bases += r1.sequence.size() + (plan.paired ? r2.sequence.size() : 0);
         t.reads += plan.paired ? 2 : 1;
@@ -704,7 +736,7 @@ class query_outputs {
         };
         open_fastq(o.matched, matched_);
         open_fastq(o.unmatched, unmatched_);
-        auto const split_files = split_paths(o, plan.panel);
+        auto const split_files = split_paths(o, plan.categories);
         split_.resize(split_files.size());
         for (size_t c = 0; c < split_files.size(); ++c) open_fastq(split_files[c], split_[c]);
         if (!o.summary.empty()) summary_ = std::make_unique<io::output_file>(o.summary);
@@ -892,7 +924,8 @@ void refuse_derived_stdout(query_options const& o) {
 // Refuses, before anything is opened: an input given twice (a reads file as both mates, an index
 // twice in a panel); an output that is an input or another output, or two outputs on standard
 // output; every name the query would write, the mates' names included.
-void refuse_same_files(query_options const& o, std::vector<index_spec> const& panel) {
+void refuse_same_files(query_options const& o, std::vector<index_spec> const& panel,
+                       std::vector<std::string> const& categories) {
     refuse_derived_stdout(o);
     std::vector<io::named_file> inputs;
     if (!o.index.empty()) inputs.push_back({o.index, "index"});
@@ -908,10 +941,10 @@ void refuse_same_files(query_options const& o, std::vector<index_spec> const& pa
         if (path->empty()) continue;
         for (auto& [file, role] : fastq_outputs(o, *path, option)) outputs.push_back({file, role});
     }
-    auto const split = split_paths(o, panel);
+    auto const split = split_paths(o, categories);
     for (size_t c = 0; c < split.size(); ++c)
-        for (auto& [file, role] : fastq_outputs(
-                 o, split[c], "--split-by-category, " + std::string(category_name(c, panel))))
+        for (auto& [file, role] :
+             fastq_outputs(o, split[c], "--split-by-category, " + categories[c]))
             outputs.push_back({file, role});
     io::refuse_same_files(inputs, outputs);
     io::refuse_repeated_inputs(
@@ -927,8 +960,6 @@ std::vector<index_spec> indexes_of(query_options const& o) {
     if (!o.index.empty()) {
         if (!o.panel.empty())
             throw usage_error("give the indexes either as INDEX or with -x, not both");
-        if (!o.split_by_category.empty())
-            throw usage_error("--split-by-category needs the indexes given with -x NAME=FILE");
         return {{"", o.index}};
     }
     if (o.panel.empty()) throw usage_error("query needs an index: INDEX READS, or -x INDEX");
@@ -953,7 +984,17 @@ void run_query(query_options const& o) {
     if (o.reads.empty() || o.reads.size() > 2)
         throw usage_error("query takes one reads file, or two for paired reads");
     auto const panel = indexes_of(o);
-    refuse_same_files(o, panel);
+    // --split-by-category names its files after the categories: with INDEX, a many-reference
+    // index's references (its catalog, read from the file's head before anything else is done).
+    std::optional<io::reference_catalog> split_catalog;
+    if (!o.index.empty() && !o.split_by_category.empty()) {
+        split_catalog = reference_catalog_of(io::index_file(o.index, io::index_check::deferred));
+        if (!split_catalog)
+            throw usage_error(
+                "--split-by-category needs the indexes given with -x NAME=FILE, or a "
+                "many-reference index (qmer index -r NAME=FILE ...)");
+    }
+    refuse_same_files(o, panel, categories_of(o, panel, split_catalog ? &*split_catalog : nullptr));
     interrupt_guard const guard;
     unsigned const threads = resolve_threads(o.threads);
     thread_limit const limit(threads);

@@ -223,6 +223,32 @@ TEST_F(many_references, ties_within_a_species_can_be_called_the_species) {
     EXPECT_EQ(ambiguous, 0);  // strains of two species share no 31-mer here
 }
 
+TEST_F(many_references, split_by_category_writes_each_reference_s_reads) {
+    ASSERT_EQ(qmer({"index", "-q", "-o", "panel.qmer", "--references", "refs.tsv"}).exit_code, 0);
+    auto const q = qmer({"query", "-q", "-o", "out.tsv", "--split-by-category", "s.fq",
+                         "--unmatched", "u.fq", "panel.qmer", "reads.fq"});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    std::map<std::string, int> by_category;
+    for (auto const& [id, row] : rows("out.tsv")) ++by_category[row.at("category")];
+    auto records = [&](std::string const& file) {
+        std::string const text = slurp(dir() / file);
+        return static_cast<int>(std::count(text.begin(), text.end(), '\n') / 4);
+    };
+    for (auto const& [name, seq] : strains_)
+        EXPECT_EQ(records("s." + name + ".fq"), by_category[name]) << name;
+    EXPECT_EQ(records("s.ambiguous.fq"), by_category["ambiguous"]);
+    EXPECT_EQ(records("s.none.fq"), by_category["none"]);
+    EXPECT_EQ(records("u.fq"), by_category["none"]);
+    EXPECT_GT(by_category["none"], 150);  // the random reads
+    // A plain index has no categories to split by: refused before anything is written.
+    ASSERT_EQ(qmer({"index", "-q", "-o", "plain.qmer", "sp0_st0.fa"}).exit_code, 0);
+    auto const plain =
+        qmer({"query", "-o", "p.tsv", "--split-by-category", "p.fq", "plain.qmer", "reads.fq"});
+    EXPECT_EQ(plain.exit_code, 2) << plain.err;
+    EXPECT_NE(plain.err.find("many-reference index"), std::string::npos) << plain.err;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "p.tsv"));
+}
+
 TEST_F(many_references, bad_input_is_one_line_and_writes_nothing) {
     auto refused = [&](std::vector<std::string> args, int code, std::string const& fragment) {
         auto const r = qmer(args);
