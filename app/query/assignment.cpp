@@ -20,6 +20,21 @@ reference_groups::reference_groups(io::reference_catalog const& catalog)
     }
 }
 
+reference_assigner::reference_assigner(io::reference_catalog const& catalog,
+                                       verdict_table const& verdicts, assignment_rule rule,
+                                       double fpr, uint64_t elements)
+    : catalog_(catalog), verdicts_(verdicts), rule_(rule), fpr_(fpr), groups_(catalog) {
+    for (auto const& r : catalog.references)
+        fpr_of_.push_back(elements == 0 ? fpr
+                                        : fpr * std::min(1.0, static_cast<double>(r.kmers) /
+                                                                  static_cast<double>(elements)));
+    // The margin at the index's fpr, the largest any reference's can be: most reads' leads are
+    // past it or 0, and only the others need their best's own (a binomial tail a read).
+    margin_table_.resize(1024);
+    for (uint64_t n = 0; n < margin_table_.size(); ++n)
+        margin_table_[n] = rule_.tie_margin(n, fpr_);
+}
+
 void reference_assigner::assign(uint64_t kmers, std::span<class_count const> classes,
                                 std::vector<uint32_t>& scratch, std::vector<uint32_t>& touched,
                                 assignment& out) const {
@@ -40,11 +55,29 @@ void reference_assigner::assign(uint64_t kmers, std::span<class_count const> cla
     for (uint32_t const r : touched)
         if (scratch[r] > best && verdicts_.matches(kmers, scratch[r])) best = scratch[r];
     if (best != 0) {
-        uint64_t const margin = rule_.tie_margin(kmers, fpr_);
-        uint64_t const floor = best > margin ? best - margin : 0;
-        for (uint32_t const r : touched)
-            if (scratch[r] >= floor && scratch[r] > 0 && verdicts_.matches(kmers, scratch[r]))
-                out.best.push_back(r);
+        uint64_t margin =
+            kmers < margin_table_.size() ? margin_table_[kmers] : rule_.tie_margin(kmers, fpr_);
+        auto tied = [&](uint64_t m) {
+            out.best.clear();
+            uint64_t const floor = best > m ? best - m : 0;
+            for (uint32_t const r : touched)
+                if (scratch[r] >= floor && scratch[r] > 0 && verdicts_.matches(kmers, scratch[r]))
+                    out.best.push_back(r);
+        };
+        tied(margin);
+        // One reference holds the most, others trail it within the margin: judged again with
+        // that reference's own rate, which only narrows the tie.
+        if (out.best.size() > 1 && margin > rule_.clearzone) {
+            uint32_t const top = *std::find_if(out.best.begin(), out.best.end(),
+                                               [&](uint32_t r) { return scratch[r] == best; });
+            bool const alone_at_top =
+                std::count_if(out.best.begin(), out.best.end(),
+                              [&](uint32_t r) { return scratch[r] == best; }) == 1;
+            if (alone_at_top && fpr_of_[top] < fpr_) {
+                margin = rule_.tie_margin(kmers, fpr_of_[top]);
+                tied(margin);
+            }
+        }
         std::sort(out.best.begin(), out.best.end());
         out.hits = best;
         if (out.best.size() == 1) {

@@ -429,7 +429,7 @@ std::unique_ptr<query_index> load_index(index_spec spec, io::index_file opened,
             q->assigner = std::make_unique<reference_assigner>(
                 *q->catalog, q->verdicts,
                 assignment_rule{.clearzone = o.clearzone, .ties_to_group = o.ties_to_group},
-                file.header().fpr);
+                file.header().fpr, file.header().elements);
             return q;
         }
         q->lookup = rank_select_lookup(std::move(*levels), minimizer_gate_of(file), file.header(),

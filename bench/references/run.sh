@@ -103,9 +103,28 @@ for rep in 1 2; do
 done
 "$qmer" info --json "$work/many.qmer" > "$out/many-info.json"
 
+# Seal (BBTools; Debian's bbmap) where it is installed: ambiguous=toss (a read tied between
+# references goes nowhere) and ambiguous=all (to each of them), k = 31, every strain a reference.
+seal=/usr/share/bbmap/seal.sh
+seal_args=()
+if [[ -x $seal ]]; then
+    refs=$(cut -f2 "$sheet" | paste -sd,)
+    for ambig in toss all; do
+        rm -rf "$work/seal_$ambig"
+        mkdir -p "$work/seal_$ambig"
+        timed "seal_$ambig" 0 "$seal" -Xmx6g in="$reads" ref="$refs" k=31 threads="$threads" \
+            ambiguous="$ambig" refnames=t pattern="$work/seal_$ambig/%.fq" \
+            outu="$work/seal_$ambig/none.fq" overwrite=t
+        # Seal's own processing time (its table is built at every run): a row of its own.
+        processing=$(awk '/^Processing time:/ { print $3 }' "$work/seal_$ambig.err" | tail -1)
+        echo "seal_${ambig}_processing,$processing,,,0,$(cut -d' ' -f1 /proc/loadavg)" >> "$perf"
+    done
+    seal_args=(--seal-toss "$work/seal_toss" --seal-all "$work/seal_all" --reads "$reads")
+fi
+
 # ---------------------------------------------------------------- accuracy
 python3 "$here/score.py" --sheet "$sheet" --many "$work/many.tsv" --panel "$work/x16.tsv" \
-    > "$out/accuracy.md"
+    "${seal_args[@]}" > "$out/accuracy.md"
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: $(git -C "$repo" rev-parse --short HEAD)"

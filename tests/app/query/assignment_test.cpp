@@ -190,6 +190,37 @@ TEST(reference_assigner, a_lead_of_at_most_the_chance_margin_is_a_tie) {
     EXPECT_EQ(assignment_rule{}.tie_margin(kmers, 0), 0u);
 }
 
+// The margin is the best reference's own: a reference that holds a tenth of the index's
+// fingerprints gains a false hit at a tenth of the index's rate, so a smaller lead settles it.
+TEST(reference_assigner, the_margin_is_the_best_references_own_false_positive_rate) {
+    double const fpr = 0.001;
+    uint64_t const kmers = 200, elements = 1000000;
+    auto catalog = sample_catalog();
+    for (auto& r : catalog.references) r.kmers = elements / 10;
+    verdict_rule rule = exact_rule();
+    verdict_table const verdicts(rule);
+    reference_assigner const own(catalog, verdicts, {}, fpr, elements);
+    reference_assigner const index_wide(catalog, verdicts, {}, fpr);  // elements unknown
+    uint64_t const wide = verdict_rule::chance_threshold(kmers, fpr, 1e-3) - 1;
+    uint64_t const narrow = verdict_rule::chance_threshold(kmers, fpr / 10, 1e-3) - 1;
+    ASSERT_LT(narrow, wide);  // the case is one where the two differ
+    std::vector<uint32_t> scratch(catalog.references.size(), 0), touched;
+    uint32_t const top = 150;
+    for (uint64_t lead = 1; lead <= wide + 1; ++lead) {
+        std::vector<class_count> const classes{{0, top}, {2, static_cast<uint32_t>(top - lead)}};
+        assignment a, b;
+        own.assign(kmers, classes, scratch, touched, a);
+        index_wide.assign(kmers, classes, scratch, touched, b);
+        EXPECT_EQ(a.best, lead > narrow ? ids{0} : (ids{0, 2})) << lead;
+        EXPECT_EQ(b.best, lead > wide ? ids{0} : (ids{0, 2})) << lead;
+    }
+    // Two references at the top tie whatever their rates.
+    assignment a;
+    std::vector<class_count> const level{{0, top}, {2, top}};
+    own.assign(kmers, level, scratch, touched, a);
+    EXPECT_EQ(a.best, (ids{0, 2}));
+}
+
 TEST(reference_assigner, the_clearzone_raises_the_margin_and_never_lowers_it) {
     {
         // fpr 0: the clearzone alone.
