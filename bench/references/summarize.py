@@ -42,8 +42,9 @@ def main(argv):
              f"threads {m['threads']}; commit {m['commit']}", "",
              "| run | wall s | CPU s | peak RSS MiB | index MiB |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['run']} | {r['wall_s']} | {r['cpu_s']} | "
-                     f"{int(r['peak_rss_kib']) / 1024:.0f} | {size(r) / 2**20:.1f} |")
+        rss = f"{int(r['peak_rss_kib']) / 1024:.0f}" if r["peak_rss_kib"] else "-"
+        lines.append(f"| {r['run']} | {r['wall_s']} | {r['cpu_s'] or '-'} | {rss} | "
+                     f"{size(r) / 2**20:.1f} |")
     lines += ["", accuracy.strip(), ""]
     date = m["date"][:10]
     link = repo_link(run / "summary.md")
@@ -58,7 +59,7 @@ def main(argv):
              figure=f"{float(many['wall_s']):.2f} s = **{ratio(many, plain):.2f}x a plain index** "
                     f"of the same genomes ({float(plain['wall_s']):.2f} s), "
                     f"**{ratio(x16, many):.1f}x faster than 16 `-x` indexes** "
-                    f"({float(x16['wall_s']):.2f} s)"),
+                    f"({float(x16['wall_s']):.2f} s)" + seal_speed(by, many)),
         dict(common, key="references.size",
              claim="the same: index size and build",
              figure=f"{size(many) / 2**20:.1f} MiB = {size(many) / size(plain):.2f}x the plain "
@@ -69,7 +70,8 @@ def main(argv):
         dict(common, key="references.accuracy",
              claim="the same: each read's own strain",
              figure=f"among the best {cells[2]}, alone {cells[3]}, another strain alone "
-                    f"{cells[4]}, a tie {cells[5]} (16 `-x` indexes: {x16_alone(accuracy)} alone)"),
+                    f"{cells[4]}, a tie {cells[5]} (16 `-x` indexes: {x16_alone(accuracy)} alone"
+                    + seal_accuracy(accuracy) + ")"),
     ]
     if series:
         sm = meta(series / "meta.txt")
@@ -99,6 +101,24 @@ def main(argv):
                            figure="; ".join(figures)))
     (run / "summary.md").write_text("\n".join(lines) + "\n")
     write_claims(run / "claims.tsv", claims)
+
+
+def seal_speed(by, many):
+    """Seal's processing time (its own figure, without building its table) against qmer's."""
+    if "seal_toss_processing" not in by:
+        return ""
+    seal = float(by["seal_toss_processing"]["wall_s"])
+    return (f"; Seal (`ambiguous=toss`) {seal:.2f} s processing, "
+            f"{float(by['seal_toss']['wall_s']):.2f} s in all: **{seal / float(many['wall_s']):.1f}x "
+            f"qmer's time**")
+
+
+def seal_accuracy(accuracy):
+    rows = [l for l in accuracy.splitlines() if l.startswith("| Seal")]
+    if not rows:
+        return ""
+    c = [x.strip() for x in rows[0].strip("|").split("|")]
+    return f"; Seal: among the best {c[2]}, alone {c[3]}, another alone {c[4]}"
 
 
 def x16_alone(accuracy):
