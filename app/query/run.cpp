@@ -832,8 +832,9 @@ std::string tie_rule_text(query_options const& o) {
         "the references with the most hits among those whose verdict matches; a reference within "
         "max(" +
         std::to_string(o.clearzone) +
-        ", d - 1) hits of the best ties with it, d the least count with P(Binomial(kmers, fpr) "
-        ">= d) <= 0.001; one best reference is the category, several are 'ambiguous'";
+        ", d - 1) hits of the best ties with it, d the least count with P(Binomial(kmers, p) "
+        ">= d) <= 0.001, p = fpr x the best's share of the index's k-mers; one best reference is "
+        "the category, several are 'ambiguous'";
     if (o.ties_to_group) text += ", or their group where they all belong to one";
     return text;
 }
