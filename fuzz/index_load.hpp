@@ -54,6 +54,19 @@ inline loaded_index load_and_probe(std::string const& path, std::span<uint64_t c
             for (uint64_t h : probes) result.in_place_found += levels->contains(h) ? 1 : 0;
             for (uint64_t h : appended) (void)levels->contains(h);
         }
+        // A many-reference index's catalog and class overflow (format 10), as a query reads
+        // them: each probe's class id, through the overflow where its slot escapes.
+        if (auto const catalog = app::reference_catalog_of(index); catalog && probe) {
+            auto const overflow =
+                app::filter_codec<app::filter_kind::expandable>::overflow_in_place(index);
+            if (auto const levels = app::rank_select_levels_of(index); levels)
+                for (uint64_t h : probes) {
+                    auto const& table = levels->level(0);
+                    uint64_t const id = table.find(h);
+                    if (id == catalog->escape())
+                        (void)overflow.find(table.geometry().fingerprint(h));
+                }
+        }
         // Its minimizer gate (format 9), as a query tests it before a lookup.
         if (auto const gate = app::minimizer_gate_of(index); gate && probe)
             for (uint64_t h : probes) (void)gate->passes(h);

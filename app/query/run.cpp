@@ -566,6 +566,7 @@ void count_classes(query_index const& index, io::paired_batch const& reads, bool
     chunk.class_offsets.assign(1, 0);
     std::vector<uint32_t>& ids = chunk.hit_ids;
     uint64_t const escape = index.catalog->has_overflow() ? index.catalog->escape() : ~uint64_t{0};
+    uint64_t const classes = index.catalog->classes.size();
     for (size_t i = 0; i < reads.first.size(); ++i) {
         ids.clear();
         uint64_t kmers = 0;
@@ -583,6 +584,9 @@ void count_classes(query_index const& index, io::paired_batch const& reads, bool
                 if (id == escape &&
                     (id = index.overflow.find(table.geometry().fingerprint(x))) == UINT64_MAX)
                     return;
+                // A damaged slot (a mapped index is answered before its checksum is) may name
+                // no class: counted as absent, never read past the table.
+                if (id >= classes) return;
                 ids.push_back(static_cast<uint32_t>(id));
             });
         };
