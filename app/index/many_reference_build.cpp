@@ -34,11 +34,11 @@ using hash_list = std::vector<uint64_t>;
 
 // A reference's hashes, from the lists its reading threads made, sorted and distinct: one pass
 // scatters them by their top bits into buckets of a few thousand (uniform hashes fill them
-// evenly) straight from those lists, which are freed, and each bucket is then sorted while it is
-// in cache. Joining the lists first and sorting the whole (tbb::parallel_sort, or a 5-pass LSD
-// radix sort whose 8,192 buckets a pass miss the cache) wrote every hash into fresh memory once
-// more, which on a virtual machine costs more than the sort (ARCHITECTURE.md, "How the default
-// index is built": a page never used before ~3 ns a byte).
+// evenly) straight from those lists, which are freed, and the buckets are then sorted, each while
+// it is in cache, by the threads (one host-sized reference among small ones must not sort on one
+// thread while the others wait). Joining the lists first and sorting the whole wrote every hash
+// into fresh memory once more, which on a virtual machine costs more than the sort
+// (ARCHITECTURE.md, "How the default index is built").
 hash_list sorted_distinct(std::vector<hash_list*> const& parts) {
     size_t total = 0;
     for (hash_list const* p : parts) total += p->size();
@@ -56,14 +56,22 @@ hash_list sorted_distinct(std::vector<hash_list*> const& parts) {
         for (uint64_t const h : *p) out[at[bucket(h)]++] = h;
         hash_list().swap(*p);
     }
-    size_t kept = 0;
-    for (size_t b = 0; b < buckets; ++b) {
+    // Each bucket sorted and made distinct in place (its distinct count in `ends`), then the
+    // buckets closed up in order: a copy of what is kept, the one serial pass.
+    std::vector<size_t> ends(buckets);
+    tbb::parallel_for(size_t{0}, buckets, [&](size_t b) {
         auto const from = out.begin() + static_cast<std::ptrdiff_t>(start[b]);
         auto const to = out.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
         std::sort(from, to);
-        auto const end = std::unique(from, to);
-        kept = static_cast<size_t>(
-            std::copy(from, end, out.begin() + static_cast<std::ptrdiff_t>(kept)) - out.begin());
+        ends[b] = static_cast<size_t>(std::unique(from, to) - out.begin());
+    });
+    size_t kept = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+        auto const from = out.begin() + static_cast<std::ptrdiff_t>(start[b]);
+        kept =
+            static_cast<size_t>(std::copy(from, out.begin() + static_cast<std::ptrdiff_t>(ends[b]),
+                                          out.begin() + static_cast<std::ptrdiff_t>(kept)) -
+                                out.begin());
     }
     out.resize(kept);
     out.shrink_to_fit();
@@ -233,9 +241,9 @@ uint64_t to_fingerprints(std::vector<merged_range>& ranges, qf::geometry const& 
 }
 
 // The references' catalog: names, groups and sources, each one's k-mers and those of it alone,
-// and the width of the ids beside the fingerprints (io::class_id_bits_for: on the 16 strains of
-// bench/references, 506 classes, 6 bits keep 99.65% of the fingerprints' ids in their slots and
-// cost 6.2 bits a k-mer with the overflow, against 9 bits for every id in its slot).
+// and the width of the ids beside the fingerprints (io::class_id_bits_for: on strain panels a few
+// classes hold nearly every fingerprint, so a narrow id with an overflow for the rest costs fewer
+// bits than every id in its slot; bench/references has the figures).
 io::reference_catalog catalog_of(std::vector<named_reference> const& refs,
                                  qf::class_interner const& global,
                                  std::vector<uint32_t> const& renumbered, qf::class_table table,
