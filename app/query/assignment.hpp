@@ -9,9 +9,9 @@
 // reference B assigned to A alone needs A to gain at least d chance hits: at most 1e-3 of such
 // reads, where an exact k-mer set (fpr 0) ties only equal counts, as Seal does. p is A's own
 // false-positive rate: a k-mer A lacks is a false hit of A only when its fingerprint meets a
-// stored one whose class holds A, so p = fpr x (A's fingerprints / all fingerprints). With the
-// index's fpr for every reference, 16 strains of 4 species assigned 0.65 points fewer reads alone
-// than Seal (bench/references). Pure functions: no I/O.
+// stored one whose class holds A, so p = fpr x (A's fingerprints / all fingerprints): with the
+// index's fpr for every reference, near strains tie far more often than Seal's exact k-mers make
+// them (bench/references). Pure functions: no I/O.
 
 #include <cstdint>
 #include <span>

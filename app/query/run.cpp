@@ -573,9 +573,8 @@ void count_classes(query_index const& index, io::paired_batch const& reads, bool
         auto scan = [&](std::string_view seq) {
             // One k-mer at a time, its line prefetched 8 k-mers ahead (for_each_kmer_hash):
             // groups of 64 hashed and prefetched before their lookups, as the default query
-            // does, took 1.40 s against 1.25 s on bench/references (the value table's blocks
-            // hold 26 slots, not 45, and its 2-line prefetches of a group outrun the core's
-            // outstanding misses).
+            // does, were slower here (a value table's blocks hold fewer slots, and a group's
+            // 2-line prefetches outrun the core's outstanding misses; bench/references).
             kmers += for_each_kmer_hash(table, hashing, seq, [&](uint64_t x) {
                 uint64_t id = table.find(x);
                 if (id == qf::rank_select_table::absent) return;

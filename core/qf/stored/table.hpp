@@ -122,8 +122,8 @@ class rank_select_table {
     // The value stored beside h's fingerprint (a table with value bits), or `absent`: one
     // lookup, whatever the value means. The run is found as contains() finds it (block_run_ends
     // and one select), then its slots are compared one by one on their remainder part; anything
-    // else takes find_fingerprint. The general walk alone held 42% of a many-reference query's
-    // samples (bench/references).
+    // else takes find_fingerprint (the general walk on every lookup was the largest share of a
+    // many-reference query's time).
     uint64_t find(uint64_t h) const noexcept {
         uint64_t const fp = fingerprint(h);
         uint64_t const q = fp >> geometry_.remainder_bits, x = fp & remainder_mask_;
